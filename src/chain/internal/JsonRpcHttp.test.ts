@@ -1,17 +1,29 @@
 import { address, isSolanaError, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR } from "@solana/kit"
 import * as http from "node:http"
 import type { AddressInfo, Socket } from "node:net"
-import { gzipSync } from "node:zlib"
 import { createPublicClient, http as viemHttp, RpcRequestError } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually } from "../../../test/support/eventually.js"
-import { createNodeSolanaRpc, JSON_RPC_MAX_PENDING, JsonRpcBusy, jsonRpcPending, JsonRpcTimeout, nodeFetchForJsonRpc, postJson, ResponseTooLarge } from "./JsonRpcHttp.js"
+import {
+  createNodeSolanaRpc,
+  JSON_RPC_MAX_PENDING,
+  JSON_RPC_MAX_RESPONSE_BYTES,
+  JSON_RPC_MAX_SOCKETS,
+  JsonRpcBusy,
+  jsonRpcPending,
+  JsonRpcTimeout,
+  jsonRpcWaiting,
+  nodeFetchForJsonRpc,
+  postJson,
+  ResponseTooLarge,
+  VIEM_MAX_RESPONSE_BYTES
+} from "./JsonRpcHttp.js"
 
 /**
- * A JSON-RPC server whose answer the test sets per request; it records what it received. `gzip`
- * compresses the answer (and says so), `chunks` sends it in that many writes without a length.
+ * A JSON-RPC server whose answer the test sets per request; it records what it received. `chunks`
+ * sends the answer in that many writes without a length.
  */
-let answer: (body: string, req: http.IncomingMessage) => { status?: number; body: string; delayMs?: number; gzip?: boolean; chunks?: number } = () => ({
+let answer: (body: string, req: http.IncomingMessage) => { status?: number; body: string; delayMs?: number; chunks?: number } = () => ({
   body: "{}"
 })
 const received: Array<{ body: string; headers: http.IncomingHttpHeaders }> = []
@@ -23,8 +35,8 @@ const server = http.createServer((req, res) => {
     received.push({ body, headers: req.headers })
     const a = answer(body, req)
     const send = () => {
-      const bytes = a.gzip === true ? gzipSync(a.body) : Buffer.from(a.body, "utf8")
-      res.writeHead(a.status ?? 200, { "content-type": "application/json", ...(a.gzip === true ? { "content-encoding": "gzip" } : {}) })
+      const bytes = Buffer.from(a.body, "utf8")
+      res.writeHead(a.status ?? 200, { "content-type": "application/json" })
       if (a.chunks === undefined) return void res.end(bytes)
       const size = Math.ceil(bytes.length / a.chunks)
       for (let at = 0; at < bytes.length; at += size) res.write(bytes.subarray(at, at + size))
@@ -44,6 +56,53 @@ afterAll(async () => {
   server.closeAllConnections()
   await new Promise<void>((r) => server.close(() => r()))
 })
+
+/**
+ * A server of its own for the connection tests: it counts connections and requests, and holds
+ * every answer until the test answers it (`answerHeld`), so nothing depends on timing. A request
+ * whose connection closes before its answer is counted in `closedUnanswered`; closed connections in `connectionsClosed`. With `declare`, it
+ * answers at once with the declared `content-length` (and the body given, or one byte of it).
+ */
+const heldServer = async (declare?: (req: http.IncomingMessage) => { length: number; body?: Buffer }) => {
+  const state = {
+    connections: 0,
+    connectionsClosed: 0,
+    requests: [] as Array<{ body: string; headers: http.IncomingHttpHeaders; res: http.ServerResponse }>,
+    closedUnanswered: 0,
+    url: ""
+  }
+  const s = http.createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      state.requests.push({ body: Buffer.concat(chunks).toString("utf8"), headers: req.headers, res })
+      res.on("close", () => {
+        if (!res.writableFinished) state.closedUnanswered++
+      })
+      if (declare !== undefined) {
+        const d = declare(req)
+        res.writeHead(200, { "content-type": "application/json", "content-length": String(d.length) })
+        if (d.body !== undefined) res.end(d.body)
+        else res.write("{")
+      }
+    })
+  })
+  s.keepAliveTimeout = 0
+  s.on("connection", (socket: Socket) => {
+    state.connections++
+    socket.on("close", () => state.connectionsClosed++)
+  })
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r))
+  state.url = `http://127.0.0.1:${(s.address() as AddressInfo).port}/`
+  const answerHeld = (body = "{}") => {
+    for (const r of state.requests) if (!r.res.headersSent) r.res.end(body)
+  }
+  const close = async () => {
+    s.closeAllConnections()
+    await new Promise<void>((r) => s.close(() => r()))
+  }
+  return { state, answerHeld, close }
+}
 
 const rpcResult = (body: string, result: string): string => `{"jsonrpc":"2.0","id":${JSON.stringify((JSON.parse(body) as { id: unknown }).id)},"result":${result}}`
 
@@ -67,28 +126,88 @@ describe("postJson", () => {
   })
 
   it("settles a call without a signal at its deadline, and one waiting for a socket too", async () => {
-    answer = () => ({ body: "{}", delayMs: 60_000 })
-    // 64 sockets to the origin, all held: the 65th waits for one, and both kinds end at the deadline.
-    const calls = Array.from({ length: 70 }, () => postJson(url, "{}", { deadlineMs: 300 }))
-    const outcomes = await Promise.allSettled(calls)
-    expect(outcomes.every((o) => o.status === "rejected" && o.reason instanceof JsonRpcTimeout)).toBe(true)
-    expect(jsonRpcPending()).toBe(0)
-    server.closeAllConnections()
-    // The origin is usable again at once.
-    answer = () => ({ body: '{"ok":1}' })
-    expect((await postJson(url, "{}", { deadlineMs: 2_000 })).body).toBe('{"ok":1}')
+    const held = await heldServer()
+    try {
+      // 64 connections to the origin, all held: the 65th waits for one, and both kinds end at the deadline.
+      const calls = Array.from({ length: 70 }, () => postJson(held.state.url, "{}", { deadlineMs: 300 }))
+      const outcomes = await Promise.allSettled(calls)
+      expect(outcomes.every((o) => o.status === "rejected" && o.reason instanceof JsonRpcTimeout)).toBe(true)
+      expect(jsonRpcPending()).toBe(0)
+      expect(jsonRpcWaiting()).toBe(0)
+      // The origin is usable again at once (the server answers only once it has the request: no race
+      // with a closing socket; how many of the 64 reached the server before their deadline depends on the machine's load).
+      const next = postJson(held.state.url, '"next"', { deadlineMs: 30_000 })
+      await eventually(() => held.state.requests.some((r) => r.body === '"next"'), { what: "the next call at the server", deadlineMs: 20_000, intervalMs: 20 })
+      held.answerHeld('{"ok":1}')
+      expect((await next).body).toBe('{"ok":1}')
+    } finally {
+      await held.close()
+    }
   })
 
   it(`refuses the call past ${JSON_RPC_MAX_PENDING} unsettled ones at once, and takes calls again as they settle`, async () => {
-    answer = () => ({ body: "{}", delayMs: 60_000 })
-    const held = Array.from({ length: JSON_RPC_MAX_PENDING }, () => postJson(url, "{}", { deadlineMs: 1_000 }))
-    expect(jsonRpcPending()).toBe(JSON_RPC_MAX_PENDING)
-    await expect(postJson(url, "{}")).rejects.toBeInstanceOf(JsonRpcBusy)
-    await Promise.allSettled(held)
+    const held = await heldServer()
+    try {
+      const calls = Array.from({ length: JSON_RPC_MAX_PENDING }, () => postJson(held.state.url, "{}", { deadlineMs: 1_000 }))
+      expect(jsonRpcPending()).toBe(JSON_RPC_MAX_PENDING)
+      await expect(postJson(held.state.url, "{}")).rejects.toBeInstanceOf(JsonRpcBusy)
+      await Promise.allSettled(calls)
+      expect(jsonRpcPending()).toBe(0)
+      const next = postJson(held.state.url, '"next"', { deadlineMs: 30_000 })
+      await eventually(() => held.state.requests.some((r) => r.body === '"next"'), { what: "the next call at the server", deadlineMs: 20_000, intervalMs: 20 })
+      held.answerHeld('{"ok":2}')
+      expect((await next).body).toBe('{"ok":2}')
+    } finally {
+      await held.close()
+    }
+  })
+
+  it("refuses a malformed URL without holding a pending slot", async () => {
+    await expect(postJson("not a url", "{}")).rejects.toBeInstanceOf(TypeError)
     expect(jsonRpcPending()).toBe(0)
-    server.closeAllConnections()
-    answer = () => ({ body: '{"ok":2}' })
-    expect((await postJson(url, "{}")).body).toBe('{"ok":2}')
+  })
+
+  it("sends the URL's user:password as Basic authorization (decoded), unless the caller set one", async () => {
+    answer = () => ({ body: "{}" })
+    const withCredentials = url.replace("http://", "http://us%40er:p%3Ass%20w@")
+    await postJson(withCredentials, "{}")
+    expect(received[received.length - 1]!.headers.authorization).toBe("Basic " + Buffer.from("us@er:p:ss w").toString("base64"))
+    await postJson(withCredentials, "{}", { headers: { Authorization: "Bearer t" } })
+    expect(received[received.length - 1]!.headers.authorization).toBe("Bearer t")
+    await postJson(url, "{}")
+    expect(received[received.length - 1]!.headers.authorization).toBeUndefined()
+  })
+
+  it("asks for no compression even when the caller's headers do", async () => {
+    answer = () => ({ body: "{}" })
+    await postJson(url, "{}", { headers: { "Accept-Encoding": "gzip" } })
+    expect(received[received.length - 1]!.headers["accept-encoding"]).toBeUndefined()
+  })
+
+  it(`refuses kit's default bound + 1 (${JSON_RPC_MAX_RESPONSE_BYTES} bytes) declared, and reads viem's default bound (${VIEM_MAX_RESPONSE_BYTES}) exactly`, async () => {
+    const viemBody = Buffer.alloc(VIEM_MAX_RESPONSE_BYTES, 0x20)
+    const declared = await heldServer((req) =>
+      req.url === "/kit-over"
+        ? { length: JSON_RPC_MAX_RESPONSE_BYTES + 1 }
+        : req.url === "/kit-at"
+          ? { length: JSON_RPC_MAX_RESPONSE_BYTES }
+          : req.url === "/viem-over"
+            ? { length: VIEM_MAX_RESPONSE_BYTES + 1 }
+            : { length: viemBody.length, body: viemBody }
+    )
+    try {
+      // Over the bound on the declared length alone: refused before the body is read.
+      await expect(postJson(declared.state.url + "kit-over", "{}")).rejects.toBeInstanceOf(ResponseTooLarge)
+      // At the bound the declared length is accepted: the call goes on reading (and ends at its deadline here, as the server sends one byte).
+      await expect(postJson(declared.state.url + "kit-at", "{}", { deadlineMs: 300 })).rejects.toBeInstanceOf(JsonRpcTimeout)
+      const viemInit = { method: "POST", body: "{}", headers: { "content-type": "application/json" } }
+      await expect(nodeFetchForJsonRpc(declared.state.url + "viem-over", viemInit)).rejects.toBeInstanceOf(ResponseTooLarge)
+      const res = await nodeFetchForJsonRpc(declared.state.url + "viem-at", viemInit)
+      expect((await res.text()).length).toBe(VIEM_MAX_RESPONSE_BYTES)
+      expect(jsonRpcPending()).toBe(0)
+    } finally {
+      await declared.close()
+    }
   })
 
   it("reads a body sent without a length up to the bound, and refuses one byte more", async () => {
@@ -96,19 +215,6 @@ describe("postJson", () => {
     expect((await postJson(url, "{}", { maxResponseBytes: 1000 })).body).toHaveLength(1000)
     await expect(postJson(url, "{}", { maxResponseBytes: 999 })).rejects.toBeInstanceOf(ResponseTooLarge)
     expect(jsonRpcPending()).toBe(0)
-  })
-
-  it("decodes a gzip answer the caller asked for, and bounds it decoded", async () => {
-    const text = '{"ok":"' + "z".repeat(991) + '"}'
-    answer = (_, req) => ({ body: text, gzip: req.headers["accept-encoding"] === "gzip" })
-    const res = await postJson(url, "{}", { headers: { "accept-encoding": "gzip" } })
-    expect(res.body).toBe(text)
-    expect(res.headers["content-encoding"]).toBeUndefined()
-    expect((await postJson(url, "{}", { headers: { "accept-encoding": "gzip" }, maxResponseBytes: 1000 })).body).toBe(text)
-    await expect(postJson(url, "{}", { headers: { "accept-encoding": "gzip" }, maxResponseBytes: 999 })).rejects.toBeInstanceOf(ResponseTooLarge)
-    // Not asked: none is sent, and the text arrives as it was.
-    expect((await postJson(url, "{}")).body).toBe(text)
-    expect(received[received.length - 1]!.headers["accept-encoding"]).toBeUndefined()
   })
 
   it("drops a leading byte-order mark, as fetch's text() does", async () => {
@@ -185,5 +291,100 @@ describe("nodeFetchForJsonRpc (viem's fetchFn)", () => {
     const e = await client().getBlockNumber({ cacheTime: 0 }).catch((x: unknown) => x)
     expect((e as Error).message).toContain("nope")
     expect((e as { walk: (f: (x: unknown) => boolean) => unknown }).walk((x) => x instanceof RpcRequestError)).toBeInstanceOf(RpcRequestError)
+  })
+})
+
+describe("postJson's connections", () => {
+  const settledAll = (calls: Array<Promise<unknown>>) => Promise.allSettled(calls)
+
+  it(`holds at most ${JSON_RPC_MAX_SOCKETS} connections and requests per origin; the rest wait in the process`, async () => {
+    const held = await heldServer()
+    try {
+      const calls = Array.from({ length: JSON_RPC_MAX_SOCKETS + 6 }, () => postJson(held.state.url, "{}"))
+      await eventually(() => held.state.requests.length === JSON_RPC_MAX_SOCKETS, { what: "64 requests at the server", deadlineMs: 20_000, intervalMs: 20 })
+      // The six others wait for a permit in the process, not in undici: nothing more is sent.
+      expect(jsonRpcWaiting()).toBe(6)
+      expect(held.state.connections).toBe(JSON_RPC_MAX_SOCKETS)
+      expect(held.state.requests).toHaveLength(JSON_RPC_MAX_SOCKETS)
+      held.answerHeld()
+      // Each answer frees a connection for a waiter: the six are sent on the same connections.
+      await eventually(() => held.state.requests.length === JSON_RPC_MAX_SOCKETS + 6, { what: "the six waiters sent", deadlineMs: 20_000, intervalMs: 20 })
+      held.answerHeld()
+      const outcomes = await settledAll(calls)
+      expect(outcomes.every((o) => o.status === "fulfilled")).toBe(true)
+      expect(held.state.connections).toBe(JSON_RPC_MAX_SOCKETS)
+      expect(jsonRpcPending()).toBe(0)
+    } finally {
+      await held.close()
+    }
+  })
+
+  it("drops aborted waiters at once: after a stall, live calls reuse the same 64 connections and are sent first", async () => {
+    const held = await heldServer()
+    try {
+      const live = Array.from({ length: JSON_RPC_MAX_SOCKETS }, () => postJson(held.state.url, '"live"'))
+      await eventually(() => held.state.requests.length === JSON_RPC_MAX_SOCKETS, { what: "64 requests at the server", deadlineMs: 20_000, intervalMs: 20 })
+      const gone = new AbortController()
+      const dead = Array.from({ length: 200 }, () => postJson(held.state.url, '"dead"', { signal: gone.signal }))
+      expect(jsonRpcWaiting()).toBe(200)
+      gone.abort(new Error("caller gone"))
+      expect(jsonRpcWaiting()).toBe(0)
+      expect((await settledAll(dead)).every((o) => o.status === "rejected")).toBe(true)
+      // The next live call, made after the aborts, is the next request the server sees.
+      const next = postJson(held.state.url, '"next"')
+      held.answerHeld('{"ok":"first"}')
+      expect((await settledAll(live)).every((o) => o.status === "fulfilled")).toBe(true)
+      await eventually(() => held.state.requests.length === JSON_RPC_MAX_SOCKETS + 1, { what: "the next live call sent", deadlineMs: 20_000, intervalMs: 20 })
+      held.answerHeld('{"ok":"next"}')
+      expect((await next).body).toBe('{"ok":"next"}')
+      // No connection was opened for an aborted call: still the first 64.
+      expect(held.state.connections).toBe(JSON_RPC_MAX_SOCKETS)
+      expect(held.state.requests).toHaveLength(JSON_RPC_MAX_SOCKETS + 1)
+      expect(jsonRpcPending()).toBe(0)
+    } finally {
+      await held.close()
+    }
+  })
+
+  it("costs two connections per in-flight abort (undici's behaviour): the one it ends and an empty one opened and closed at once", async () => {
+    const held = await heldServer()
+    try {
+      const stop = new AbortController()
+      const calls = Array.from({ length: JSON_RPC_MAX_SOCKETS }, () => postJson(held.state.url, "{}", { signal: stop.signal }))
+      await eventually(() => held.state.requests.length === JSON_RPC_MAX_SOCKETS, { what: "64 requests at the server", deadlineMs: 20_000, intervalMs: 20 })
+      stop.abort(new Error("stopped"))
+      expect((await Promise.allSettled(calls)).every((o) => o.status === "rejected")).toBe(true)
+      // undici keeps an aborted in-flight request queued until its socket closes, then connects
+      // again for it, drops it unsent and closes that connection (docs/decisions.md): 128 opened, all closed, no request more.
+      await eventually(() => held.state.connections === 2 * JSON_RPC_MAX_SOCKETS && held.state.connectionsClosed === 2 * JSON_RPC_MAX_SOCKETS, {
+        what: "64 ended and 64 empty connections, all closed",
+        deadlineMs: 20_000,
+        intervalMs: 20
+      })
+      expect(held.state.requests).toHaveLength(JSON_RPC_MAX_SOCKETS)
+      // Nothing is left behind: the next calls connect afresh and are answered.
+      const next = postJson(held.state.url, "{}")
+      await eventually(() => held.state.requests.length === JSON_RPC_MAX_SOCKETS + 1, { what: "the next request at the server", deadlineMs: 20_000, intervalMs: 20 })
+      held.answerHeld()
+      expect((await next).status).toBe(200)
+      expect(held.state.connections).toBe(2 * JSON_RPC_MAX_SOCKETS + 1)
+    } finally {
+      await held.close()
+    }
+  })
+
+  it("ends the HTTP request when the call aborts: the server sees the connection close", async () => {
+    const held = await heldServer()
+    try {
+      const stop = new AbortController()
+      const call = postJson(held.state.url, "{}", { signal: stop.signal })
+      await eventually(() => held.state.requests.length === 1, { what: "the request at the server", deadlineMs: 20_000, intervalMs: 20 })
+      stop.abort(new Error("stopped"))
+      await expect(call).rejects.toThrow("stopped")
+      await eventually(() => held.state.closedUnanswered === 1, { what: "the server seeing the request closed", deadlineMs: 20_000, intervalMs: 20 })
+      expect(jsonRpcPending()).toBe(0)
+    } finally {
+      await held.close()
+    }
   })
 })

@@ -10,10 +10,11 @@
  * collection frees them. undici's `request` (a `node:stream` body, no web streams) registers
  * nothing: its garbage dies young, as a `node:http` request's does. undici keeps the connections:
  * a pool per origin, idle keep-alive sockets closed after `JSON_RPC_KEEP_ALIVE_MS` (or before the
- * server's announced `Keep-Alive: timeout`), and a compressed answer decoded when the caller asked
- * for one (`accept-encoding`: undici's decompress interceptor); no compression is asked for otherwise.
+ * server's announced `Keep-Alive: timeout`). No compression is asked for (a caller's
+ * `accept-encoding` is not sent). A URL's `user:password` is sent as Basic authorization.
  *
- * Bounded: at most `JSON_RPC_MAX_SOCKETS` connections per origin, at most `JSON_RPC_MAX_PENDING`
+ * Bounded: at most `JSON_RPC_MAX_SOCKETS` connections per origin (calls beyond them wait in this
+ * module's list per origin, not in undici's queue: see `acquire`), at most `JSON_RPC_MAX_PENDING`
  * calls unsettled in the process (one more is refused at once: `JsonRpcBusy`), every call settled
  * within `deadlineMs` (default `JSON_RPC_DEADLINE_MS`, waiting for a socket included: `JsonRpcTimeout`)
  * whether or not its caller passed a signal, a response body of at most `maxResponseBytes` (default
@@ -22,7 +23,7 @@
 import { createSolanaRpcFromTransport, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, SolanaError } from "@solana/kit"
 import { parseJsonWithBigInts, stringifyJsonWithBigInts } from "@solana/rpc-spec-types"
 import { EventEmitter } from "node:events"
-import { Agent, type Dispatcher, interceptors } from "undici"
+import { Agent } from "undici"
 
 /** Connections kept per origin (undici's pool per origin: beyond it requests queue). */
 export const JSON_RPC_MAX_SOCKETS = 64
@@ -84,19 +85,64 @@ const agent = new Agent({
 })
 
 /**
- * The same agent's connections with undici's decompress interceptor, for a call whose caller asked
- * for compression (`accept-encoding`); error answers are decoded too (viem reads their body). Made
- * on first use: the interceptor costs each call it wraps about 40% more young garbage, and undici
- * flags it experimental (one process warning when made), so a call that asks for nothing skips it.
+ * A wait list per origin in front of the agent, with as many permits as the agent's `connections`:
+ * a call reaches undici only with a permit, so undici's own queue stays empty. undici keeps a
+ * queued request that is aborted until a connection frees (its request handler only records the
+ * abort) and then opens that connection for it only to destroy it; here an aborted or timed-out
+ * waiter leaves the list at once and never reaches undici. FIFO (a `Set` iterates in insertion
+ * order); an origin's entry is dropped when nothing holds or waits for a permit.
  */
-let decoding: Dispatcher | undefined
-const dispatcherFor = (headers: Record<string, string> | undefined): Dispatcher => {
-  if (headers === undefined) return agent
-  for (const name in headers) {
-    if (name.toLowerCase() === "accept-encoding") return (decoding ??= agent.compose(interceptors.decompress({ skipErrorResponses: false })))
-  }
-  return agent
+class OriginGate {
+  held = 0
+  readonly waiters = new Set<() => void>()
 }
+const gates = new Map<string, OriginGate>()
+
+/** Runs `start` once a permit for `origin` is free (at once if one is); returns the waiter to cancel, or undefined when it started. */
+const acquire = (origin: string, start: () => void): (() => void) | undefined => {
+  let gate = gates.get(origin)
+  if (gate === undefined) gates.set(origin, (gate = new OriginGate()))
+  if (gate.held < JSON_RPC_MAX_SOCKETS) {
+    gate.held++
+    start()
+    return undefined
+  }
+  gate.waiters.add(start)
+  return start
+}
+
+/** Gives the permit back: the first waiter takes it, or it is freed. */
+const release = (origin: string): void => {
+  const gate = gates.get(origin)!
+  const next = gate.waiters.values().next()
+  if (!next.done) {
+    gate.waiters.delete(next.value)
+    next.value()
+    return
+  }
+  gate.held--
+  if (gate.held === 0) gates.delete(origin)
+}
+
+/** Removes a waiter that will not start (aborted or past its deadline). */
+const cancelWait = (origin: string, waiter: () => void): void => {
+  const gate = gates.get(origin)!
+  gate.waiters.delete(waiter)
+  if (gate.held === 0 && gate.waiters.size === 0) gates.delete(origin)
+}
+
+/** Calls waiting for a permit now, all origins (for tests). */
+export const jsonRpcWaiting = (): number => {
+  let n = 0
+  for (const g of gates.values()) n += g.waiters.size
+  return n
+}
+
+/** `user:password` of the URL (percent-decoded, as the WHATWG URL keeps them encoded) as a Basic authorization, or undefined. */
+const basicAuthOf = (target: URL): string | undefined =>
+  target.username === "" && target.password === ""
+    ? undefined
+    : "Basic " + Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`, "utf8").toString("base64")
 
 /**
  * A call's own abort, handed to undici as its `signal` (undici takes an `EventEmitter` that emits
@@ -128,12 +174,17 @@ export const postJson = (
   new Promise((resolve, reject) => {
     const signal = options.signal ?? undefined
     if (signal?.aborted === true) return reject(signal.reason)
+    // Parsed before a pending slot is taken: a malformed URL rejects here and holds nothing.
+    const target = typeof url === "string" ? new URL(url) : url
     if (pending >= JSON_RPC_MAX_PENDING) return reject(new JsonRpcBusy(JSON_RPC_MAX_PENDING))
     pending++
-    const target = typeof url === "string" ? new URL(url) : url
+    const origin = target.origin
     const limit = options.maxResponseBytes ?? JSON_RPC_MAX_RESPONSE_BYTES
     const call = new CallAbort()
     let settled = false
+    // "waiting" (a waiter on the origin's list), "running" (holds a permit), or "done" (permit given back).
+    let waiter: (() => void) | undefined
+    let running = false
     let deadline: ReturnType<typeof setTimeout> | undefined
     const settle = (f: () => void) => {
       if (settled) return
@@ -141,53 +192,73 @@ export const postJson = (
       pending--
       clearTimeout(deadline)
       signal?.removeEventListener("abort", onAbort)
+      if (waiter !== undefined) cancelWait(origin, waiter)
+      waiter = undefined
       f()
+    }
+    const free = () => {
+      if (!running) return
+      running = false
+      release(origin)
     }
     const fail = (e: unknown) => {
       if (settled) return
       settle(() => reject(e))
       call.abort()
+      free()
     }
     const onAbort = () => fail(signal!.reason)
     signal?.addEventListener("abort", onAbort, { once: true })
     const deadlineMs = options.deadlineMs ?? JSON_RPC_DEADLINE_MS
     deadline = setTimeout(() => fail(new JsonRpcTimeout(deadlineMs)), deadlineMs)
-    try {
-      dispatcherFor(options.headers).request(
-        {
-          origin: target.origin,
-          path: target.pathname + target.search,
-          method: "POST",
-          headers: { ...options.headers, accept: "application/json", "content-type": "application/json; charset=utf-8" },
-          body,
-          signal: call
-        },
-        (err, res) => {
-          if (err !== null) return fail(err)
-          const stream = res.body
-          stream.on("error", fail)
-          if (settled) return void stream.destroy()
-          const declared = Number(res.headers["content-length"])
-          if (declared > limit) return fail(new ResponseTooLarge(limit))
-          const chunks: Array<Buffer> = []
-          let size = 0
-          stream.on("data", (c: Buffer) => {
-            size += c.length
-            if (size > limit) return fail(new ResponseTooLarge(limit))
-            chunks.push(c)
-          })
-          stream.on("end", () => {
-            const text = Buffer.concat(chunks, size).toString("utf8")
-            settle(() =>
-              resolve({ status: res.statusCode, statusText: res.statusText, headers: res.headers, body: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text })
-            )
-          })
-        }
-      )
-    } catch (e) {
-      // undici refuses a malformed request (a header it cannot send) by throwing.
-      fail(e)
+    const headers: Record<string, string> = {}
+    let authorized = false
+    for (const name in options.headers) {
+      const lower = name.toLowerCase()
+      // No compression is asked for: nothing here decodes an answer (docs/decisions.md).
+      if (lower === "accept-encoding") continue
+      if (lower === "authorization") authorized = true
+      headers[name] = options.headers[name]!
     }
+    const auth = authorized ? undefined : basicAuthOf(target)
+    if (auth !== undefined) headers.authorization = auth
+    headers.accept = "application/json"
+    headers["content-type"] = "application/json; charset=utf-8"
+    const start = () => {
+      waiter = undefined
+      running = true
+      try {
+        agent.request(
+          { origin, path: target.pathname + target.search, method: "POST", headers, body, signal: call },
+          (err, res) => {
+            if (err !== null) return fail(err)
+            const stream = res.body
+            stream.on("error", fail)
+            if (settled) return void stream.destroy()
+            const declared = Number(res.headers["content-length"])
+            if (declared > limit) return fail(new ResponseTooLarge(limit))
+            const chunks: Array<Buffer> = []
+            let size = 0
+            stream.on("data", (c: Buffer) => {
+              size += c.length
+              if (size > limit) return fail(new ResponseTooLarge(limit))
+              chunks.push(c)
+            })
+            stream.on("end", () => {
+              free()
+              const text = Buffer.concat(chunks, size).toString("utf8")
+              settle(() =>
+                resolve({ status: res.statusCode, statusText: res.statusText, headers: res.headers, body: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text })
+              )
+            })
+          }
+        )
+      } catch (e) {
+        // undici refuses a malformed request (a header it cannot send) by throwing.
+        fail(e)
+      }
+    }
+    waiter = acquire(origin, start)
   })
 
 const headersOf = (h: JsonRpcHttpHeaders): Headers => {

@@ -1,0 +1,45 @@
+import { Effect } from "effect"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import { createPublicClient, http as viemHttp } from "viem"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { eventually } from "../../../test/support/eventually.js"
+import { jsonRpcPending } from "../../chain/internal/JsonRpcHttp.js"
+import { chainClaimReconciler } from "./ChainReconciler.js"
+
+/** A Solana RPC that takes every request and never answers; it counts requests whose connection closed unanswered. */
+let requests = 0
+let closedUnanswered = 0
+const server = http.createServer((req, res) => {
+  req.resume()
+  req.on("end", () => {
+    requests++
+    res.on("close", () => {
+      if (!res.writableFinished) closedUnanswered++
+    })
+  })
+})
+let url = ""
+
+beforeAll(async () => {
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+})
+afterAll(async () => {
+  server.closeAllConnections()
+  await new Promise<void>((r) => server.close(() => r()))
+})
+
+describe("chainClaimReconciler", () => {
+  it("a Solana read past its timeout is unavailable and ends its HTTP call (no pending call left to the 60 s deadline)", async () => {
+    const reconciler = chainClaimReconciler({ solanaRpcUrl: url, hood: createPublicClient({ transport: viemHttp(url) }), timeoutMs: 100 })
+    const outcome = await Effect.runPromise(
+      reconciler.outcome({ claimId: "c1", chain: "solana", signature: "1111111111111111111111111111111111111111111111111111111111111111" }).pipe(Effect.either)
+    )
+    expect(outcome._tag).toBe("Left")
+    expect(requests).toBe(1)
+    // The fiber's signal aborted the call: nothing is pending once the read answered.
+    expect(jsonRpcPending()).toBe(0)
+    await eventually(() => closedUnanswered === 1, { what: "the server seeing the request closed", deadlineMs: 20_000, intervalMs: 20 })
+  })
+})
