@@ -27,6 +27,7 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Context, Effect, Layer, type Scope } from "effect"
 import { Client, Pool, type PoolConfig } from "pg"
+import { foreignMigration } from "../platform/MigrationRecord.js"
 import { startEmbeddedPostgres } from "./internal/embeddedPostgres.js"
 import { migrations } from "./migrations/index.js"
 
@@ -214,7 +215,10 @@ const poolLayer = (config: PoolConfig, connectTimeoutMs: number): Layer.Layer<Da
 export const runMigrations = (
   record: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 ): Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, SqlError, SqlClient.SqlClient> =>
-  Migrator.make({})({ loader: Migrator.fromRecord(record), table: migrationsTable }).pipe(
+  Effect.zipRight(
+    recordedAreOurs(record),
+    Migrator.make({})({ loader: Migrator.fromRecord(record), table: migrationsTable })
+  ).pipe(
     Effect.catchAllDefect((defect) =>
       defect instanceof Migrator.MigrationError ? Effect.fail(defect) : Effect.die(defect)
     ),
@@ -227,6 +231,28 @@ export const runMigrations = (
       )
     )
   )
+
+/**
+ * Fails when `schema_migrations` records a migration that is not this build's (the Migrator
+ * compares ids only and would skip this build's own migration of that id). Read before the
+ * Migrator's transaction; nothing recorded yet (no table) passes.
+ */
+const recordedAreOurs = (
+  record: Record<string, unknown>
+): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const [table] = yield* sql<{ present: boolean }>`SELECT to_regclass(${migrationsTable}) IS NOT NULL AS present`
+    if (table?.present !== true) return
+    const rows = yield* sql<{ id: number; name: string }>`SELECT migration_id AS id, name FROM ${sql(migrationsTable)}`
+    const shipped: Array<{ id: number; name: string }> = []
+    for (const key of Object.keys(record)) {
+      const parts = /^(\d+)_(.+)$/.exec(key)
+      if (parts !== null) shipped.push({ id: Number(parts[1]), name: parts[2]! })
+    }
+    const foreign = foreignMigration(rows, shipped)
+    if (foreign !== undefined) return yield* new SqlError({ message: `PostgreSQL ${foreign}`, cause: undefined })
+  })
 
 /** The messages down a cause chain (`SqlError` -> driver error), e.g. `: Failed to execute statement: column "x" does not exist`. */
 const causeMessage = (cause: unknown): string => {

@@ -82,6 +82,26 @@ const databaseSuite = (options: () => Database.DatabaseOptions) => {
     )
   )
 
+  it.live("a recorded migration that is not this build's (another name under its id) fails the start before anything is applied", () =>
+    withDatabase(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        // As a data directory migrated by another build (a branch's migration of the same id) would hold.
+        yield* sql`INSERT INTO schema_migrations (migration_id, name) VALUES (9000, 'elsewhere')`
+        const error = yield* Effect.flip(
+          Database.runMigrations({ ...migrations, "9000_ours": sql`SELECT 1`, "9001_next": sql`CREATE TABLE next_one (id int)` })
+        )
+        expect(error._tag).toBe("SqlError")
+        expect(error.message).toContain(`migration 9000 is recorded as "elsewhere", and this build's migration 9000 is "ours"`)
+        const [left] = yield* sql<{ table: string | null }>`SELECT to_regclass('next_one')::text AS table`
+        expect(left?.table).toBeNull()
+        // Without the check the Migrator skips 9000 and applies 9001 (ids only): the test fails there.
+      }).pipe(
+        Effect.ensuring(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DELETE FROM schema_migrations WHERE migration_id >= 9000`).pipe(Effect.orDie))
+      )
+    )
+  )
+
   it.live("data persists across a close and reopen", () =>
     Effect.gen(function* () {
       const value = { openedAt: "2024-01-01T00:00:00Z", n: "1" }
