@@ -10,11 +10,14 @@ import {
   JSON_RPC_MAX_RESPONSE_BYTES,
   JSON_RPC_MAX_SOCKETS,
   JsonRpcBusy,
+  jsonRpcGateCount,
   jsonRpcPending,
   JsonRpcTimeout,
   jsonRpcWaiting,
+  MalformedCredentials,
   nodeFetchForJsonRpc,
   postJson,
+  redactUrlCredentials,
   ResponseTooLarge,
   VIEM_MAX_RESPONSE_BYTES
 } from "./JsonRpcHttp.js"
@@ -140,6 +143,9 @@ describe("postJson", () => {
       await eventually(() => held.state.requests.some((r) => r.body === '"next"'), { what: "the next call at the server", deadlineMs: 20_000, intervalMs: 20 })
       held.answerHeld('{"ok":1}')
       expect((await next).body).toBe('{"ok":1}')
+      // A dead request keeps its permit until undici drops it, so deaths cannot chain: the first 64, at most
+      // one new connection per in-flight abort (64) and at most one per dead request inside undici (at most 64).
+      expect(held.state.connections).toBeLessThanOrEqual(3 * JSON_RPC_MAX_SOCKETS)
     } finally {
       await held.close()
     }
@@ -150,6 +156,7 @@ describe("postJson", () => {
     try {
       const calls = Array.from({ length: JSON_RPC_MAX_PENDING }, () => postJson(held.state.url, "{}", { deadlineMs: 1_000 }))
       expect(jsonRpcPending()).toBe(JSON_RPC_MAX_PENDING)
+      expect(jsonRpcWaiting()).toBe(JSON_RPC_MAX_PENDING - JSON_RPC_MAX_SOCKETS)
       await expect(postJson(held.state.url, "{}")).rejects.toBeInstanceOf(JsonRpcBusy)
       await Promise.allSettled(calls)
       expect(jsonRpcPending()).toBe(0)
@@ -157,6 +164,8 @@ describe("postJson", () => {
       await eventually(() => held.state.requests.some((r) => r.body === '"next"'), { what: "the next call at the server", deadlineMs: 20_000, intervalMs: 20 })
       held.answerHeld('{"ok":2}')
       expect((await next).body).toBe('{"ok":2}')
+      // As above: 64 + 64 + 64 at most (962 when a permit went back as the call failed: each of the 960 waiters died inside undici, one connect each).
+      expect(held.state.connections).toBeLessThanOrEqual(3 * JSON_RPC_MAX_SOCKETS)
     } finally {
       await held.close()
     }
@@ -165,6 +174,21 @@ describe("postJson", () => {
   it("refuses a malformed URL without holding a pending slot", async () => {
     await expect(postJson("not a url", "{}")).rejects.toBeInstanceOf(TypeError)
     expect(jsonRpcPending()).toBe(0)
+  })
+
+  it("refuses a URL whose user:password does not decode, typed, holding nothing, without the password in the message", async () => {
+    const e = await postJson("http://a%zz:s3cret@127.0.0.1:1/", "{}").catch((x: unknown) => x)
+    expect(e).toBeInstanceOf(MalformedCredentials)
+    expect((e as Error).message).not.toContain("s3cret")
+    expect(jsonRpcPending()).toBe(0)
+    expect(jsonRpcGateCount()).toBe(0)
+  })
+
+  it("redacts a URL's credentials for messages", () => {
+    expect(redactUrlCredentials("http://u:s3cret@host:8899/path?q=1")).toBe("http://***@host:8899/path?q=1")
+    expect(redactUrlCredentials("https://key@host/")).toBe("https://***@host/")
+    expect(redactUrlCredentials("http://host/a@b")).toBe("http://host/a@b")
+    expect(redactUrlCredentials("not a url")).toBe("not a url")
   })
 
   it("sends the URL's user:password as Basic authorization (decoded), unless the caller set one", async () => {
@@ -198,8 +222,14 @@ describe("postJson", () => {
     try {
       // Over the bound on the declared length alone: refused before the body is read.
       await expect(postJson(declared.state.url + "kit-over", "{}")).rejects.toBeInstanceOf(ResponseTooLarge)
-      // At the bound the declared length is accepted: the call goes on reading (and ends at its deadline here, as the server sends one byte).
-      await expect(postJson(declared.state.url + "kit-at", "{}", { deadlineMs: 300 })).rejects.toBeInstanceOf(JsonRpcTimeout)
+      // At the bound the declared length is accepted: the call goes on reading (the server sent its headers and one byte) until its caller aborts it.
+      const stop = new AbortController()
+      const atBound = postJson(declared.state.url + "kit-at", "{}", { signal: stop.signal })
+      await eventually(() => declared.state.requests.some((r) => r.res.headersSent), { what: "the headers sent at the bound", deadlineMs: 20_000, intervalMs: 20 })
+      expect(jsonRpcPending()).toBe(1)
+      const reason = new Error("read at the bound")
+      stop.abort(reason)
+      await expect(atBound).rejects.toBe(reason)
       const viemInit = { method: "POST", body: "{}", headers: { "content-type": "application/json" } }
       await expect(nodeFetchForJsonRpc(declared.state.url + "viem-over", viemInit)).rejects.toBeInstanceOf(ResponseTooLarge)
       const res = await nodeFetchForJsonRpc(declared.state.url + "viem-at", viemInit)
@@ -346,7 +376,7 @@ describe("postJson's connections", () => {
     }
   })
 
-  it("costs two connections per in-flight abort (undici's behaviour): the one it ends and an empty one opened and closed at once", async () => {
+  it("costs two connections per in-flight abort (undici's behaviour): the one it ends and a new one, closed by the 4 s keep-alive timer unless a waiting call uses it", async () => {
     const held = await heldServer()
     try {
       const stop = new AbortController()
@@ -355,7 +385,8 @@ describe("postJson's connections", () => {
       stop.abort(new Error("stopped"))
       expect((await Promise.allSettled(calls)).every((o) => o.status === "rejected")).toBe(true)
       // undici keeps an aborted in-flight request queued until its socket closes, then connects
-      // again for it, drops it unsent and closes that connection (docs/decisions.md): 128 opened, all closed, no request more.
+      // again for it and drops it unsent; the new connection stays idle until undici's 4 s keep-alive
+      // timer closes it (docs/decisions.md): 128 opened, all closed, no request more.
       await eventually(() => held.state.connections === 2 * JSON_RPC_MAX_SOCKETS && held.state.connectionsClosed === 2 * JSON_RPC_MAX_SOCKETS, {
         what: "64 ended and 64 empty connections, all closed",
         deadlineMs: 20_000,
@@ -368,6 +399,58 @@ describe("postJson's connections", () => {
       held.answerHeld()
       expect((await next).status).toBe(200)
       expect(held.state.connections).toBe(2 * JSON_RPC_MAX_SOCKETS + 1)
+    } finally {
+      await held.close()
+    }
+  })
+
+  it("keeps a dead request's permit until undici drops it: deaths inside undici cannot chain (one connect for one in-flight abort)", async () => {
+    const held = await heldServer()
+    try {
+      const ctl = Array.from({ length: JSON_RPC_MAX_SOCKETS }, () => new AbortController())
+      const first = Promise.allSettled(ctl.map((c) => postJson(held.state.url, '"held"', { signal: c.signal })))
+      await eventually(() => held.state.requests.length === JSON_RPC_MAX_SOCKETS, { what: "64 requests at the server", deadlineMs: 20_000, intervalMs: 20 })
+      const gone = new AbortController()
+      const dead = Promise.allSettled(Array.from({ length: 200 }, () => postJson(held.state.url, '"dead"', { signal: gone.signal })))
+      // One in-flight abort and then the 200 waiters', in one synchronous block: the first's permit
+      // must not pass to waiters that die inside undici one after another, each costing a connect.
+      ctl[0]!.abort(new Error("first gone"))
+      gone.abort(new Error("caller gone"))
+      const live = postJson(held.state.url, '"live"')
+      await eventually(() => held.state.requests.some((r) => r.body === '"live"'), { what: "the live call at the server", deadlineMs: 20_000, intervalMs: 20 })
+      held.answerHeld('{"ok":"live"}')
+      expect((await live).body).toBe('{"ok":"live"}')
+      expect((await dead).every((o) => o.status === "rejected")).toBe(true)
+      expect((await first).filter((o) => o.status === "fulfilled")).toHaveLength(JSON_RPC_MAX_SOCKETS - 1)
+      // The 64 first connections and the one undici opened after the abort, which the live call used.
+      expect(held.state.connections).toBe(JSON_RPC_MAX_SOCKETS + 1)
+      expect(held.state.requests.filter((r) => r.body === '"dead"')).toHaveLength(0)
+      expect(jsonRpcPending()).toBe(0)
+      expect(jsonRpcGateCount()).toBe(0)
+    } finally {
+      await held.close()
+    }
+  })
+
+  it("hands permits out first come, first served; the origin's entry is dropped once all are done", async () => {
+    const held = await heldServer()
+    try {
+      const first = Array.from({ length: JSON_RPC_MAX_SOCKETS }, () => postJson(held.state.url, '"held"'))
+      await eventually(() => held.state.requests.length === JSON_RPC_MAX_SOCKETS, { what: "64 requests at the server", deadlineMs: 20_000, intervalMs: 20 })
+      const waiters = ["w1", "w2", "w3"].map((w) => postJson(held.state.url, JSON.stringify(w)))
+      expect(jsonRpcWaiting()).toBe(3)
+      expect(jsonRpcGateCount()).toBe(1)
+      for (const [i, w] of ["w1", "w2", "w3"].entries()) {
+        // Answer one held request: the one permit it frees goes to the next waiter in order.
+        held.state.requests[i]!.res.end("{}")
+        await eventually(() => held.state.requests.length === JSON_RPC_MAX_SOCKETS + i + 1, { what: `waiter ${w} sent`, deadlineMs: 20_000, intervalMs: 20 })
+        expect(held.state.requests[JSON_RPC_MAX_SOCKETS + i]!.body).toBe(JSON.stringify(w))
+        expect(jsonRpcWaiting()).toBe(2 - i)
+      }
+      held.answerHeld()
+      expect((await Promise.allSettled([...first, ...waiters])).every((o) => o.status === "fulfilled")).toBe(true)
+      expect(jsonRpcPending()).toBe(0)
+      await eventually(() => jsonRpcGateCount() === 0, { what: "the origin's entry dropped", deadlineMs: 20_000, intervalMs: 20 })
     } finally {
       await held.close()
     }

@@ -24,6 +24,7 @@ import { createSolanaRpcFromTransport, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, 
 import { parseJsonWithBigInts, stringifyJsonWithBigInts } from "@solana/rpc-spec-types"
 import { EventEmitter } from "node:events"
 import { Agent } from "undici"
+import { BoundedMemo } from "../../platform/BoundedMemo.js"
 
 /** Connections kept per origin (undici's pool per origin: beyond it requests queue). */
 export const JSON_RPC_MAX_SOCKETS = 64
@@ -69,6 +70,20 @@ export class JsonRpcBusy extends Error {
   }
 }
 
+/** The URL's `user:password` is not valid percent-encoding: refused before the call holds anything. The message carries the URL without them. */
+export class MalformedCredentials extends Error {
+  constructor(readonly url: string) {
+    super(`the JSON-RPC URL's user:password is not valid percent-encoding: ${redactUrlCredentials(url)}`)
+    this.name = "MalformedCredentials"
+  }
+}
+
+/**
+ * `url` with its `user:password@` (or `user@`) replaced by `***@`, for messages and logs: a URL's
+ * credentials never appear in either. Works on text that does not parse as a URL too.
+ */
+export const redactUrlCredentials = (url: string): string => url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, "$1***@")
+
 let pending = 0
 /** Calls unsettled now (for tests and stats). */
 export const jsonRpcPending = (): number => pending
@@ -86,11 +101,15 @@ const agent = new Agent({
 
 /**
  * A wait list per origin in front of the agent, with as many permits as the agent's `connections`:
- * a call reaches undici only with a permit, so undici's own queue stays empty. undici keeps a
- * queued request that is aborted until a connection frees (its request handler only records the
- * abort) and then opens that connection for it only to destroy it; here an aborted or timed-out
- * waiter leaves the list at once and never reaches undici. FIFO (a `Set` iterates in insertion
- * order); an origin's entry is dropped when nothing holds or waits for a permit.
+ * a call reaches undici only with a permit. undici keeps a queued request that is aborted until a
+ * connection takes it (its request handler only records the abort; after an abort on the wire that
+ * is a new connection) and only then drops it; here an aborted or timed-out waiter leaves the list
+ * at once and never reaches undici. A permit goes back when undici is done with the request (its
+ * callback's error, or the body's end, error or close), not when the call settles: a dead request
+ * still inside undici keeps its permit until undici drops it, so at most `JSON_RPC_MAX_SOCKETS`
+ * requests, live or dead, are ever inside undici, and deaths there cannot chain (each would cost a
+ * connect). FIFO (a `Set` iterates in insertion order); an origin's entry is dropped when nothing
+ * holds or waits for a permit.
  */
 class OriginGate {
   held = 0
@@ -131,6 +150,9 @@ const cancelWait = (origin: string, waiter: () => void): void => {
   if (gate.held === 0 && gate.waiters.size === 0) gates.delete(origin)
 }
 
+/** Origins with a wait list entry now (for tests: 0 once every call is done). */
+export const jsonRpcGateCount = (): number => gates.size
+
 /** Calls waiting for a permit now, all origins (for tests). */
 export const jsonRpcWaiting = (): number => {
   let n = 0
@@ -138,11 +160,28 @@ export const jsonRpcWaiting = (): number => {
   return n
 }
 
-/** `user:password` of the URL (percent-decoded, as the WHATWG URL keeps them encoded) as a Basic authorization, or undefined. */
+/** URLs whose Basic authorization is kept (a few RPC URLs recur; cleared at the bound). */
+const AUTH_MEMO_MAX = 64
+const authMemo = new BoundedMemo<string, { readonly auth: string }>(AUTH_MEMO_MAX)
+
+const basicAuthText = (target: URL): { readonly auth: string } => {
+  let user: string
+  let password: string
+  try {
+    user = decodeURIComponent(target.username)
+    password = decodeURIComponent(target.password)
+  } catch {
+    throw new MalformedCredentials(target.href)
+  }
+  return { auth: "Basic " + Buffer.from(`${user}:${password}`, "utf8").toString("base64") }
+}
+
+/**
+ * `user:password` of the URL (percent-decoded, as the WHATWG URL keeps them encoded) as a Basic
+ * authorization, or undefined; throws `MalformedCredentials` when they do not decode.
+ */
 const basicAuthOf = (target: URL): string | undefined =>
-  target.username === "" && target.password === ""
-    ? undefined
-    : "Basic " + Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`, "utf8").toString("base64")
+  target.username === "" && target.password === "" ? undefined : authMemo.get(target.href, target, basicAuthText).auth
 
 /**
  * A call's own abort, handed to undici as its `signal` (undici takes an `EventEmitter` that emits
@@ -159,7 +198,8 @@ class CallAbort extends EventEmitter {
  * POSTs `body` (JSON text) to `url` and reads the whole answer as text (a leading UTF-8 BOM
  * dropped, as fetch's `text()` does). Rejects with the signal's reason when it aborts,
  * `ResponseTooLarge` past `maxResponseBytes`, `JsonRpcTimeout` past `deadlineMs`, `JsonRpcBusy`
- * over `JSON_RPC_MAX_PENDING`, or undici's error for the connection.
+ * over `JSON_RPC_MAX_PENDING`, `MalformedCredentials` for a URL's `user:password` that does not
+ * decode, a `TypeError` for a malformed URL, or undici's error for the connection.
  */
 export const postJson = (
   url: string | URL,
@@ -174,15 +214,22 @@ export const postJson = (
   new Promise((resolve, reject) => {
     const signal = options.signal ?? undefined
     if (signal?.aborted === true) return reject(signal.reason)
-    // Parsed before a pending slot is taken: a malformed URL rejects here and holds nothing.
-    const target = typeof url === "string" ? new URL(url) : url
+    // Parsed (and its credentials decoded) before a pending slot is taken: a malformed URL rejects here and holds nothing.
+    let target: URL
+    let urlAuth: string | undefined
+    try {
+      target = typeof url === "string" ? new URL(url) : url
+      urlAuth = basicAuthOf(target)
+    } catch (e) {
+      return reject(e)
+    }
     if (pending >= JSON_RPC_MAX_PENDING) return reject(new JsonRpcBusy(JSON_RPC_MAX_PENDING))
     pending++
     const origin = target.origin
     const limit = options.maxResponseBytes ?? JSON_RPC_MAX_RESPONSE_BYTES
     const call = new CallAbort()
     let settled = false
-    // "waiting" (a waiter on the origin's list), "running" (holds a permit), or "done" (permit given back).
+    // `waiter`: on the origin's list; `running`: holds a permit (from `start` until undici is done with the request).
     let waiter: (() => void) | undefined
     let running = false
     let deadline: ReturnType<typeof setTimeout> | undefined
@@ -196,6 +243,7 @@ export const postJson = (
       waiter = undefined
       f()
     }
+    // The permit goes back only when undici is done with the request (see `OriginGate`), never from `fail`.
     const free = () => {
       if (!running) return
       running = false
@@ -205,7 +253,6 @@ export const postJson = (
       if (settled) return
       settle(() => reject(e))
       call.abort()
-      free()
     }
     const onAbort = () => fail(signal!.reason)
     signal?.addEventListener("abort", onAbort, { once: true })
@@ -220,8 +267,7 @@ export const postJson = (
       if (lower === "authorization") authorized = true
       headers[name] = options.headers[name]!
     }
-    const auth = authorized ? undefined : basicAuthOf(target)
-    if (auth !== undefined) headers.authorization = auth
+    if (!authorized && urlAuth !== undefined) headers.authorization = urlAuth
     headers.accept = "application/json"
     headers["content-type"] = "application/json; charset=utf-8"
     const start = () => {
@@ -231,9 +277,18 @@ export const postJson = (
         agent.request(
           { origin, path: target.pathname + target.search, method: "POST", headers, body, signal: call },
           (err, res) => {
-            if (err !== null) return fail(err)
+            // undici is done with the request: it failed, or undici dropped it after its abort.
+            if (err !== null) {
+              free()
+              return fail(err)
+            }
             const stream = res.body
-            stream.on("error", fail)
+            // Done once the body ends, fails or is destroyed (an abort destroys it).
+            stream.on("close", free)
+            stream.on("error", (e: Error) => {
+              free()
+              fail(e)
+            })
             if (settled) return void stream.destroy()
             const declared = Number(res.headers["content-length"])
             if (declared > limit) return fail(new ResponseTooLarge(limit))
@@ -254,7 +309,8 @@ export const postJson = (
           }
         )
       } catch (e) {
-        // undici refuses a malformed request (a header it cannot send) by throwing.
+        // undici refuses a malformed request (a header it cannot send) by throwing: it holds nothing.
+        free()
         fail(e)
       }
     }
