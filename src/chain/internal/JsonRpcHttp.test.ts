@@ -21,6 +21,7 @@ import {
   ResponseTooLarge,
   VIEM_MAX_RESPONSE_BYTES
 } from "./JsonRpcHttp.js"
+import { postJsonRpc } from "../JsonRpcPost.js"
 
 /**
  * A JSON-RPC server whose answer the test sets per request; it records what it received. `chunks`
@@ -287,6 +288,44 @@ describe("postJson", () => {
     const call = postJson(url, "{}", { signal: during.signal })
     setTimeout(() => during.abort(new Error("gone during")), 20)
     await expect(call).rejects.toThrow("gone during")
+  })
+})
+
+describe("postJsonRpc", () => {
+  it("posts one JSON-RPC call with the URL's user:password as Basic authorization (fetch refuses such a URL)", async () => {
+    answer = (body) => ({ body: rpcResult(body, '"0x2a"') })
+    const res = await postJsonRpc(url.replace("http://", "http://u:s3cret@"), "eth_blockNumber", [], 5_000)
+    expect(res.status).toBe(200)
+    expect(res.json()).toEqual({ jsonrpc: "2.0", id: 1, result: "0x2a" })
+    const last = received[received.length - 1]!
+    expect(JSON.parse(last.body)).toEqual({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] })
+    expect(last.headers.authorization).toBe("Basic " + Buffer.from("u:s3cret").toString("base64"))
+  })
+
+  it("fails without the URL's password in the message: a refused connection, a deadline, a body that is not JSON", async () => {
+    const closed = http.createServer()
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r))
+    const closedPort = (closed.address() as AddressInfo).port
+    await new Promise<void>((r) => closed.close(() => r()))
+    const refused = await postJsonRpc(`http://u:s3cret@127.0.0.1:${closedPort}/`, "getSlot", [], 5_000).catch((x: unknown) => x)
+    expect(refused).toBeInstanceOf(Error)
+    expect(String((refused as Error).message)).not.toContain("s3cret")
+    answer = () => ({ body: "{}", delayMs: 2_000 })
+    const late = await postJsonRpc(url.replace("http://", "http://u:s3cret@"), "getSlot", [], 100).catch((x: unknown) => x)
+    expect(late).toBeInstanceOf(JsonRpcTimeout)
+    expect((late as Error).message).not.toContain("s3cret")
+    answer = () => ({ body: "<html>bad gateway</html>", status: 502 })
+    const notJsonAnswer = await postJsonRpc(url.replace("http://", "http://u:s3cret@"), "getSlot", [], 5_000)
+    expect(notJsonAnswer.status).toBe(502)
+    const notJson = (() => {
+      try {
+        return notJsonAnswer.json()
+      } catch (e) {
+        return e
+      }
+    })()
+    expect(notJson).toBeInstanceOf(SyntaxError)
+    expect((notJson as Error).message).not.toContain("s3cret")
   })
 })
 

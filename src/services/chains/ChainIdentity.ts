@@ -29,6 +29,7 @@ import { Bus, type BusError, Topics } from "../../../ingest/bus/Bus.js"
 import type { RetiredRanges } from "../../../ingest/bus/RetiredRanges.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
 import { HoodEndpoints } from "../../chain/hood/HoodEndpoints.js"
+import { redactUrlCredentials } from "../../chain/internal/JsonRpcHttp.js"
 import { postJsonRpc } from "../../chain/JsonRpcPost.js"
 import { SolanaEndpoints } from "../../chain/solana/SolanaEndpoints.js"
 import { failureFields } from "../../domain/ServiceFailure.js"
@@ -75,7 +76,7 @@ const chainName: Record<ChainId, string> = { solana: "Solana", hood: "Hood" }
 
 const rpc = async (url: string, method: string, params: ReadonlyArray<unknown> = []): Promise<unknown> => {
   const res = await postJsonRpc(url, method, params, 5_000)
-  const body = (await res.json()) as { result?: unknown; error?: { message?: string } }
+  const body = res.json() as { result?: unknown; error?: { message?: string } }
   if (body.error !== undefined || body.result === undefined || body.result === null) {
     throw new Error(`${method}: ${body.error?.message ?? `no result (HTTP ${res.status})`}`)
   }
@@ -94,7 +95,7 @@ export const observeIdentity = (chain: ChainId, rpcUrl: string): Effect.Effect<s
     catch: (e) =>
       new ChainIdentityError({
         reason: "unreachable",
-        message: `cannot read the ${chainName[chain]} node's identity at ${rpcUrl}: ${e instanceof Error ? e.message : String(e)}`,
+        message: `cannot read the ${chainName[chain]} node's identity at ${redactUrlCredentials(rpcUrl)}: ${e instanceof Error ? e.message : String(e)}`,
         retryable: true
       })
   }).pipe(
@@ -252,7 +253,7 @@ export const checkChainIdentity = (
         return yield* new ChainIdentityError({
           reason: "mismatch",
           message:
-            `the ${name} node at ${c.rpcUrl} follows another chain (${observed}) than the one this engine's state was built from (${recorded}); ` +
+            `the ${name} node at ${redactUrlCredentials(c.rpcUrl)} follows another chain (${observed}) than the one this engine's state was built from (${recorded}); ` +
             `refusing to serve that state. Point the engine at the right node, or set ${RESET_CHAIN_STATE_ENV}=${c.chain} to delete ${name}'s ` +
             `derived state (markets, checkpoints, cursors, ClickHouse history, signals) and rebuild it from this node`
         })

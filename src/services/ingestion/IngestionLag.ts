@@ -40,7 +40,7 @@ export interface IngestionSources {
 const rpcHead = (url: string, method: string, params: ReadonlyArray<unknown>): Effect.Effect<bigint | null> =>
   Effect.tryPromise(async () => {
     const res = await postJsonRpc(url, method, params, 1_500)
-    const body = (await res.json()) as { result?: unknown }
+    const body = res.json() as { result?: unknown }
     return typeof body.result === "number" || typeof body.result === "string" ? BigInt(body.result) : null
   }).pipe(Effect.orElseSucceed(() => null))
 
