@@ -415,7 +415,7 @@ describe("postJson's connections", () => {
     }
   })
 
-  it("costs two connections per in-flight abort (undici's behaviour): the one it ends and a new one, closed by the 4 s keep-alive timer unless a waiting call uses it", async () => {
+  it("costs two connections per in-flight abort (undici's behaviour): the one it ends and a new one, which a waiting call would use; closed here at once, as the origin has no connection left", async () => {
     const held = await heldServer()
     try {
       const stop = new AbortController()
@@ -424,8 +424,11 @@ describe("postJson's connections", () => {
       stop.abort(new Error("stopped"))
       expect((await Promise.allSettled(calls)).every((o) => o.status === "rejected")).toBe(true)
       // undici keeps an aborted in-flight request queued until its socket closes, then connects
-      // again for it and drops it unsent; the new connection stays idle until undici's 4 s keep-alive
-      // timer closes it (docs/decisions.md): 128 opened, all closed, no request more.
+      // again for it and drops it unsent (docs/decisions.md). A waiting call would take the new
+      // connection (the next test: 65 connections); with none, it is closed by undici's 4 s
+      // keep-alive timer while the origin keeps another connection, and at once here, where all 64
+      // disconnect: undici's Agent closes an origin's pool when its last connection goes. 128
+      // opened, all closed, no request more.
       await eventually(() => held.state.connections === 2 * JSON_RPC_MAX_SOCKETS && held.state.connectionsClosed === 2 * JSON_RPC_MAX_SOCKETS, {
         what: "64 ended and 64 empty connections, all closed",
         deadlineMs: 20_000,
