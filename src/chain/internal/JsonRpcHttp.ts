@@ -290,13 +290,19 @@ export const postJson = (
               fail(e)
             })
             if (settled) return void stream.destroy()
+            // Over the bound: the body is destroyed here, not left to undici's abort listener (which
+            // destroys it too once the response started): its close gives the permit back.
+            const tooLarge = () => {
+              fail(new ResponseTooLarge(limit))
+              stream.destroy()
+            }
             const declared = Number(res.headers["content-length"])
-            if (declared > limit) return fail(new ResponseTooLarge(limit))
+            if (declared > limit) return tooLarge()
             const chunks: Array<Buffer> = []
             let size = 0
             stream.on("data", (c: Buffer) => {
               size += c.length
-              if (size > limit) return fail(new ResponseTooLarge(limit))
+              if (size > limit) return tooLarge()
               chunks.push(c)
             })
             stream.on("end", () => {

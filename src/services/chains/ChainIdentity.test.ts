@@ -84,8 +84,8 @@ describe("observeIdentity", () => {
         },
         { what: "observeIdentity's last attempt failing", deadlineMs: 20_000, intervalMs: 10 }
       )
-      expect(Exit.isSuccess(exit)).toBe(true)
-      const error = (exit as Exit.Success<{ reason: string; message: string }, never>).value
+      if (!Exit.isSuccess(exit)) throw new Error(`observeIdentity did not fail: ${String(exit)}`)
+      const error = exit.value
       expect(error.reason).toBe("unreachable")
       expect(error.message).toContain("getGenesisHash: down")
       expect(error.message).toContain("http://***@127.0.0.1:")
