@@ -107,9 +107,11 @@ const agent = new Agent({
  * at once and never reaches undici. A permit goes back when undici is done with the request (its
  * callback's error, or the body's end, error or close), not when the call settles: a dead request
  * still inside undici keeps its permit until undici drops it, so at most `JSON_RPC_MAX_SOCKETS`
- * requests, live or dead, are ever inside undici, and deaths there cannot chain (each would cost a
- * connect). FIFO (a `Set` iterates in insertion order); an origin's entry is dropped when nothing
- * holds or waits for a permit.
+ * requests, live or dead, are ever inside undici, and waiters aborted together never enter it (undici
+ * calls back in a later microtask). A waiter that takes a permit and dies before undici sends it
+ * still costs a connection (undici destroys the one that takes it; docs/decisions.md "...: the
+ * second review's fixes"). FIFO (a `Set` iterates in insertion order); an origin's entry is dropped
+ * when nothing holds or waits for a permit.
  */
 class OriginGate {
   held = 0
