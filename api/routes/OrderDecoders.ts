@@ -9,12 +9,11 @@
  * spend; sell: tokens to sell). `payer` is `main` (the account's embedded wallet, the trade rail's
  * payer). `expiresAt` is an ISO 8601 time (the service checks it is ahead).
  */
-import { isAddress as isSolanaAddress } from "@solana/kit"
 import { Schema } from "effect"
 import { validationFailed } from "../../src/domain/ApiError.js"
 import { parsePriceE18 } from "../../actors/orders/OrderBook.js"
 import type { OrderRequest } from "../../src/services/orders/OrderService.js"
-import { parseAddress } from "../QueryParams.js"
+import { parseExactAddress } from "../QueryParams.js"
 import { isObject } from "./KeyDecoders.js"
 import type { Decoded } from "./ServiceCall.js"
 
@@ -39,10 +38,9 @@ export const decodeOrderBody = (body: unknown): Decoded<OrderRequest> => {
   }
   if (chain !== "solana" && chain !== "hood") return validationFailed("chain", "chain must be solana or hood")
   // The chain's address form, normalized as the market reads are (a Hood address in any case finds its market).
-  const token = parseAddress(chain, typeof mint === "string" ? mint : undefined, "mint")
+  // Solana: 32 bytes too, as the trade rail that executes the order requires.
+  const token = parseExactAddress(chain, typeof mint === "string" ? mint : undefined, "mint", "mint must be a base58 address of 32 bytes")
   if (typeof token !== "string") return token
-  // Solana: 32 bytes too (kit's check), as the trade rail that executes the order requires.
-  if (chain === "solana" && !isSolanaAddress(token)) return validationFailed("mint", "mint must be a base58 address of 32 bytes")
   if (side !== "buy" && side !== "sell") return validationFailed("side", "side must be buy or sell")
   if (type !== "limit" && type !== "stop" && type !== "trailing_stop") return validationFailed("type", "type must be limit, stop or trailing_stop")
   if (typeof amount !== "string" || !AMOUNT_PATTERN.test(amount)) return validationFailed("amount", "amount must match ^[1-9][0-9]*$ (raw units: quote to spend on a buy, tokens to sell on a sell)")

@@ -31,8 +31,7 @@ import { tradeAnswer } from "../TradeCodes.js"
 import { keyCheckRefusals, tableRefusals } from "../RouteRefusals.js"
 import { json } from "../Http.js"
 import { answer, refusal } from "../OpenApi.js"
-import { isAddress as isSolanaAddress } from "@solana/kit"
-import { ADDRESS_FORMAT, chainParam, enumParam, intParam, stringParam, timeParam } from "../QueryParams.js"
+import { chainParam, enumParam, parseExactAddress, intParam, stringParam, timeParam } from "../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
 import { type Decoded, isObject } from "./KeyDecoders.js"
 import { MAX_AMOUNT } from "./MarketRoutes.js"
@@ -112,11 +111,8 @@ export const decodeTradeBody = (body: unknown): Decoded<TradeBody> => {
   }
   const chain = body.chain
   if (chain !== "solana" && chain !== "hood") return validationFailed("chain", "chain must be solana or hood")
-  // Solana: the base58 text must also be 32 bytes (kit's check): the pattern alone lets 44 characters
-  // that decode to 33 bytes through, which the chain reads would throw on.
-  if (typeof body.mint !== "string" || !ADDRESS_FORMAT[chain].test(body.mint) || (chain === "solana" && !isSolanaAddress(body.mint))) {
-    return validationFailed("mint", `mint must be a ${chain} token address`)
-  }
+  const mintMessage = `mint must be a ${chain} token address`
+  if (typeof body.mint !== "string" || typeof parseExactAddress(chain, body.mint, "mint", mintMessage) !== "string") return validationFailed("mint", mintMessage)
   const side = body.side
   if (side !== "buy" && side !== "sell") return validationFailed("side", "side must be buy or sell")
   if (typeof body.amountIn !== "string" || !AMOUNT_PATTERN.test(body.amountIn) || BigInt(body.amountIn) > MAX_AMOUNT[chain]) {

@@ -1,8 +1,9 @@
 import { address, isSolanaError, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR } from "@solana/kit"
 import * as http from "node:http"
-import type { AddressInfo, Socket } from "node:net"
+import type { Socket } from "node:net"
 import { createPublicClient, http as viemHttp, RpcRequestError } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { closeLoopback, listenLoopback } from "../../../test/support/loopbackHttp.js"
 import { eventually } from "../../../test/support/eventually.js"
 import {
   createNodeSolanaRpc,
@@ -53,12 +54,10 @@ const server = http.createServer((req, res) => {
 let url = ""
 
 beforeAll(async () => {
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  url = await listenLoopback(server)
 })
 afterAll(async () => {
-  server.closeAllConnections()
-  await new Promise<void>((r) => server.close(() => r()))
+  await closeLoopback(server)
 })
 
 /**
@@ -96,15 +95,11 @@ const heldServer = async (declare?: (req: http.IncomingMessage) => { length: num
     state.connections++
     socket.on("close", () => state.connectionsClosed++)
   })
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r))
-  state.url = `http://127.0.0.1:${(s.address() as AddressInfo).port}/`
+  state.url = await listenLoopback(s)
   const answerHeld = (body = "{}") => {
     for (const r of state.requests) if (!r.res.headersSent) r.res.end(body)
   }
-  const close = async () => {
-    s.closeAllConnections()
-    await new Promise<void>((r) => s.close(() => r()))
-  }
+  const close = () => closeLoopback(s)
   return { state, answerHeld, close }
 }
 
@@ -276,16 +271,14 @@ describe("postJson", () => {
       sockets.push(seen)
       socket.on("end", () => (seen.endedByClient = true))
     })
-    await new Promise<void>((r) => quiet.listen(0, "127.0.0.1", r))
+    const quietUrl = await listenLoopback(quiet)
     try {
-      const quietUrl = `http://127.0.0.1:${(quiet.address() as AddressInfo).port}/`
       expect((await postJson(quietUrl, "{}")).body).toBe('{"ok":4}')
       expect((await postJson(quietUrl, "{}")).body).toBe('{"ok":4}')
       expect(sockets.length).toBeGreaterThan(0)
       await eventually(() => sockets.every((s) => s.endedByClient), { what: "the client closing its idle sockets", deadlineMs: 20_000, intervalMs: 100 })
     } finally {
-      quiet.closeAllConnections()
-      await new Promise<void>((r) => quiet.close(() => r()))
+      await closeLoopback(quiet)
     }
   })
 

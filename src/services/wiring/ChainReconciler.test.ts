@@ -1,9 +1,9 @@
 import { Effect, Fiber, ManagedRuntime, TestClock, TestContext } from "effect"
 import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 import { createPublicClient, http as viemHttp } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually } from "../../../test/support/eventually.js"
+import { closeLoopback, listenLoopback } from "../../../test/support/loopbackHttp.js"
 import { jsonRpcPending } from "../../chain/internal/JsonRpcHttp.js"
 import { chainClaimReconciler } from "./ChainReconciler.js"
 
@@ -22,12 +22,10 @@ const server = http.createServer((req, res) => {
 let url = ""
 
 beforeAll(async () => {
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  url = await listenLoopback(server)
 })
 afterAll(async () => {
-  server.closeAllConnections()
-  await new Promise<void>((r) => server.close(() => r()))
+  await closeLoopback(server)
 })
 
 describe("chainClaimReconciler", () => {
