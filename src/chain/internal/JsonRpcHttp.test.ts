@@ -71,10 +71,16 @@ const heldServer = async (declare?: (req: http.IncomingMessage) => { length: num
     connections: 0,
     connectionsClosed: 0,
     requests: [] as Array<{ body: string; headers: http.IncomingHttpHeaders; res: http.ServerResponse }>,
+    /** Requests whose head reached the server (counted before their body, so one ended on the wire early counts too). */
+    heads: 0,
+    /** Connections that closed having carried no request (before the server's own close). */
+    emptyClosed: 0,
     closedUnanswered: 0,
     url: ""
   }
   const s = http.createServer((req, res) => {
+    state.heads++
+    carried.add(req.socket)
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", () => {
@@ -91,15 +97,23 @@ const heldServer = async (declare?: (req: http.IncomingMessage) => { length: num
     })
   })
   s.keepAliveTimeout = 0
+  const carried = new WeakSet<Socket>()
+  let closing = false
   s.on("connection", (socket: Socket) => {
     state.connections++
-    socket.on("close", () => state.connectionsClosed++)
+    socket.on("close", () => {
+      state.connectionsClosed++
+      if (!closing && !carried.has(socket)) state.emptyClosed++
+    })
   })
   state.url = await listenLoopback(s)
   const answerHeld = (body = "{}") => {
     for (const r of state.requests) if (!r.res.headersSent) r.res.end(body)
   }
-  const close = () => closeLoopback(s)
+  const close = () => {
+    closing = true
+    return closeLoopback(s)
+  }
   return { state, answerHeld, close }
 }
 
@@ -140,10 +154,10 @@ describe("postJson", () => {
       await eventually(() => held.state.requests.some((r) => r.body === '"next"'), { what: "the next call at the server", deadlineMs: 20_000, intervalMs: 20 })
       held.answerHeld('{"ok":1}')
       expect((await next).body).toBe('{"ok":1}')
-      // Each call that reached undici ends at most one connection (an in-flight abort, or undici dropping
-      // it dead at a connection that took it), and undici opens at most one again per end: at most the
-      // first 64, one per call (70) and one for the next call. (How many of the 6 waiters reach undici
-      // before their own deadline depends on the load: this bounds, it does not count.)
+      // Each call that reached undici ends at most one connection (an in-flight abort), and undici
+      // opens at most one again per end: at most the first 64, one per call (70) and one for the next
+      // call. (How many of the 6 waiters reach undici before their own deadline depends on the load:
+      // this bounds, it does not count; the spread test below is the one a dead request's connection fails.)
       expect(held.state.connections).toBeLessThanOrEqual(JSON_RPC_MAX_SOCKETS + 70 + 1)
     } finally {
       await held.close()
@@ -446,7 +460,7 @@ describe("postJson's connections", () => {
     }
   })
 
-  it("keeps a dead request's permit until undici drops it: deaths inside undici cannot chain (one connect for one in-flight abort)", async () => {
+  it("one in-flight abort costs one connect: the waiter its permit went to, dead in undici's queue, is dropped there with the connection kept, and the waiters aborted with it never enter undici", async () => {
     const held = await heldServer()
     try {
       const ctl = Array.from({ length: JSON_RPC_MAX_SOCKETS }, () => new AbortController())
@@ -455,7 +469,9 @@ describe("postJson's connections", () => {
       const gone = new AbortController()
       const dead = Promise.allSettled(Array.from({ length: 200 }, () => postJson(held.state.url, '"dead"', { signal: gone.signal })))
       // One in-flight abort and then the 200 waiters', in one synchronous block: the first's permit
-      // must not pass to waiters that die inside undici one after another, each costing a connect.
+      // goes to the first waiter as undici fails the aborted request, so that waiter dies in undici's
+      // queue; it must be dropped there without a connect (and its permit must not pass to waiters
+      // that die inside undici one after another, each costing a connect).
       ctl[0]!.abort(new Error("first gone"))
       gone.abort(new Error("caller gone"))
       const live = postJson(held.state.url, '"live"')
@@ -469,6 +485,42 @@ describe("postJson's connections", () => {
       expect(held.state.requests.filter((r) => r.body === '"dead"')).toHaveLength(0)
       expect(jsonRpcPending()).toBe(0)
       expect(jsonRpcGateCount()).toBe(0)
+    } finally {
+      await held.close()
+    }
+  })
+
+  it("drops a call that died in undici's queue and keeps the connection: with deadlines spread over time no connection closes without a request", async () => {
+    const held = await heldServer()
+    try {
+      // 63 calls held at the server until their 300 ms deadline, and 200 waiters whose deadlines
+      // fall one after another over 300-600 ms: as each held call ends on the wire its permit passes
+      // to a waiter, which undici queues until the connection is back (a connect after an in-flight
+      // abort), and some waiters die there.
+      // One held call has no deadline: the origin always keeps a connection, so undici's Agent never
+      // closes its pool (it does when an origin's last connection goes, closing the connections it
+      // opened again after the aborts, empty: timing, not this module).
+      const anchor = postJson(held.state.url, '"anchor"', { deadlineMs: 30_000 })
+      await eventually(() => held.state.requests.length === 1, { what: "the anchor at the server", deadlineMs: 20_000, intervalMs: 20 })
+      const calls = [
+        ...Array.from({ length: JSON_RPC_MAX_SOCKETS - 1 }, () => postJson(held.state.url, '"held"', { deadlineMs: 300 })),
+        ...Array.from({ length: 200 }, (_, i) => postJson(held.state.url, '"waiter"', { deadlineMs: 300 + Math.round((i * 300) / 200) }))
+      ]
+      const outcomes = await Promise.allSettled(calls)
+      expect(outcomes.every((o) => o.status === "rejected" && o.reason instanceof JsonRpcTimeout)).toBe(true)
+      const next = postJson(held.state.url, '"next"', { deadlineMs: 30_000 })
+      await eventually(() => held.state.requests.some((r) => r.body === '"next"'), { what: "the next call at the server", deadlineMs: 20_000, intervalMs: 20 })
+      held.answerHeld('{"ok":3}')
+      expect((await next).body).toBe('{"ok":3}')
+      expect((await anchor).body).toBe('{"ok":3}')
+      // No connection is closed without having carried a request: a call that died in undici's queue
+      // is dropped when a connection takes it, and that connection carries the next request. (Through
+      // undici's `request` API and an abort signal, undici destroyed each connection that took a dead
+      // request: 57 and 141 such connections in two runs. Connections opened again after an abort on
+      // the wire, undici's, are not counted here: they carry the next waiter.)
+      expect(held.state.emptyClosed).toBe(0)
+      expect(jsonRpcPending()).toBe(0)
+      await eventually(() => jsonRpcGateCount() === 0, { what: "the origin's entry dropped", deadlineMs: 20_000, intervalMs: 20 })
     } finally {
       await held.close()
     }

@@ -22,8 +22,7 @@
  */
 import { createSolanaRpcFromTransport, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, SolanaError } from "@solana/kit"
 import { parseJsonWithBigInts, stringifyJsonWithBigInts } from "@solana/rpc-spec-types"
-import { EventEmitter } from "node:events"
-import { Agent } from "undici"
+import { Agent, type Dispatcher } from "undici"
 import { BoundedMemo } from "../../platform/BoundedMemo.js"
 
 /** Connections kept per origin (undici's pool per origin: beyond it requests queue). */
@@ -185,14 +184,11 @@ const basicAuthText = (target: URL): { readonly auth: string } => {
 const basicAuthOf = (target: URL): string | undefined =>
   target.username === "" && target.password === "" ? undefined : authMemo.get(target.href, target, basicAuthText).auth
 
-/**
- * A call's own abort, handed to undici as its `signal` (undici takes an `EventEmitter` that emits
- * `abort`): fired by the deadline, the caller's signal or an over-long body, it ends the request
- * whether it is queued, waiting for its answer or being read. Lighter than an `AbortController`.
- */
-class CallAbort extends EventEmitter {
-  abort(): void {
-    this.emit("abort")
+/** Thrown from a settled call's `onRequestStart`: undici then drops the request without sending it, keeping the connection. */
+class CallSettled extends Error {
+  constructor() {
+    super("the JSON-RPC call settled before a connection took it")
+    this.name = "CallSettled"
   }
 }
 
@@ -229,7 +225,6 @@ export const postJson = (
     pending++
     const origin = target.origin
     const limit = options.maxResponseBytes ?? JSON_RPC_MAX_RESPONSE_BYTES
-    const call = new CallAbort()
     let settled = false
     // `waiter`: on the origin's list; `running`: holds a permit (from `start` until undici is done with the request).
     let waiter: (() => void) | undefined
@@ -251,10 +246,16 @@ export const postJson = (
       running = false
       release(origin)
     }
+    // Set while the request is on a connection (from `onRequestStart` until undici answers or fails it).
+    let onWire: Dispatcher.DispatchController | undefined
     const fail = (e: unknown) => {
       if (settled) return
       settle(() => reject(e))
-      call.abort()
+      // On a connection: undici ends it there (and destroys that socket). Still queued in undici: it is
+      // dropped when a connection takes it (`onRequestStart`). Waiting for a permit: `settle` removed it.
+      const controller = onWire
+      onWire = undefined
+      controller?.abort(e instanceof Error ? e : new Error(String(e)))
     }
     const onAbort = () => fail(signal!.reason)
     signal?.addEventListener("abort", onAbort, { once: true })
@@ -272,55 +273,50 @@ export const postJson = (
     if (!authorized && urlAuth !== undefined) headers.authorization = urlAuth
     headers.accept = "application/json"
     headers["content-type"] = "application/json; charset=utf-8"
-    const start = () => {
-      waiter = undefined
-      running = true
-      try {
-        agent.request(
-          { origin, path: target.pathname + target.search, method: "POST", headers, body, signal: call },
-          (err, res) => {
-            // undici is done with the request: it failed, or undici dropped it after its abort.
-            if (err !== null) {
-              free()
-              return fail(err)
-            }
-            const stream = res.body
-            // Done once the body ends, fails or is destroyed (an abort destroys it).
-            stream.on("close", free)
-            stream.on("error", (e: Error) => {
-              free()
-              fail(e)
-            })
-            if (settled) return void stream.destroy()
-            // Over the bound: the body is destroyed here, not left to undici's abort listener (which
-            // destroys it too once the response started): its close gives the permit back.
-            const tooLarge = () => {
-              fail(new ResponseTooLarge(limit))
-              stream.destroy()
-            }
-            const declared = Number(res.headers["content-length"])
-            if (declared > limit) return tooLarge()
-            const chunks: Array<Buffer> = []
-            let size = 0
-            stream.on("data", (c: Buffer) => {
-              size += c.length
-              if (size > limit) return tooLarge()
-              chunks.push(c)
-            })
-            stream.on("end", () => {
-              free()
-              const text = Buffer.concat(chunks, size).toString("utf8")
-              settle(() =>
-                resolve({ status: res.statusCode, statusText: res.statusText, headers: res.headers, body: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text })
-              )
-            })
-          }
-        )
-      } catch (e) {
-        // undici refuses a malformed request (a header it cannot send) by throwing: it holds nothing.
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const tooLarge = () => fail(new ResponseTooLarge(limit))
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart: (controller) => {
+        // A call already settled (its deadline, its caller's abort) while in undici's queue: refused
+        // here, undici drops the request and keeps the connection for the next one (`writeH1` catches
+        // the throw and fails the request without destroying the socket; an `abort()` here would destroy it).
+        if (settled) throw new CallSettled()
+        onWire = controller
+      },
+      onResponseStart: (_controller, statusCode, resHeaders, statusMessage) => {
+        status = statusCode
+        statusText = statusMessage ?? ""
+        responseHeaders = resHeaders
+        if (Number(resHeaders["content-length"]) > limit) tooLarge()
+      },
+      onResponseData: (_controller, chunk) => {
+        if (settled) return
+        size += chunk.length
+        if (size > limit) return tooLarge()
+        chunks.push(chunk)
+      },
+      onResponseEnd: () => {
+        onWire = undefined
+        free()
+        const text = Buffer.concat(chunks, size).toString("utf8")
+        settle(() => resolve({ status, statusText, headers: responseHeaders, body: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text }))
+      },
+      // undici is done with the request: it failed, was aborted on its connection, or was dropped from the queue (`CallSettled`).
+      onResponseError: (_controller, e) => {
+        onWire = undefined
         free()
         fail(e)
       }
+    }
+    let status = 0
+    let statusText = ""
+    let responseHeaders: JsonRpcHttpHeaders = {}
+    const start = () => {
+      waiter = undefined
+      running = true
+      // undici reports every failure, a malformed request's included, through `onResponseError`.
+      agent.dispatch({ origin, path: target.pathname + target.search, method: "POST", headers, body }, handler)
     }
     waiter = acquire(origin, start)
   })
