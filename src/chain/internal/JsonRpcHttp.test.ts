@@ -235,15 +235,22 @@ describe("postJson", () => {
           ? { length: JSON_RPC_MAX_RESPONSE_BYTES }
           : req.url === "/viem-over"
             ? { length: VIEM_MAX_RESPONSE_BYTES + 1 }
-            : { length: viemBody.length, body: viemBody }
+            : req.url === "/small-at"
+              ? { length: 1000, body: Buffer.alloc(1000, 0x20) }
+              : req.url === "/small-over"
+                ? { length: 1001, body: Buffer.alloc(1001, 0x20) }
+                : { length: viemBody.length, body: viemBody }
     )
     try {
+      // The declared-length check at its bound, whole bodies: a length equal to the bound is read, one more refused.
+      expect((await postJson(declared.state.url + "small-at", "{}", { maxResponseBytes: 1000 })).body).toHaveLength(1000)
+      await expect(postJson(declared.state.url + "small-over", "{}", { maxResponseBytes: 1000 })).rejects.toBeInstanceOf(ResponseTooLarge)
       // Over the bound on the declared length alone: refused before the body is read.
       await expect(postJson(declared.state.url + "kit-over", "{}")).rejects.toBeInstanceOf(ResponseTooLarge)
       // At the bound the declared length is accepted: the call goes on reading (the server sent its headers and one byte) until its caller aborts it.
       const stop = new AbortController()
       const atBound = postJson(declared.state.url + "kit-at", "{}", { signal: stop.signal })
-      await eventually(() => declared.state.requests.some((r) => r.res.headersSent), { what: "the headers sent at the bound", deadlineMs: 20_000, intervalMs: 20 })
+      await eventually(() => declared.state.requests.some((r) => r.res.req.url === "/kit-at" && r.res.headersSent), { what: "the headers sent at the bound", deadlineMs: 20_000, intervalMs: 20 })
       expect(jsonRpcPending()).toBe(1)
       const reason = new Error("read at the bound")
       stop.abort(reason)
