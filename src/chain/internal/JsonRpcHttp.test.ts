@@ -1,5 +1,6 @@
 import { address, isSolanaError, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR } from "@solana/kit"
 import * as http from "node:http"
+import { inspect } from "node:util"
 import type { Socket } from "node:net"
 import { createPublicClient, http as viemHttp, RpcRequestError } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -189,8 +190,20 @@ describe("postJson", () => {
     }
   })
 
-  it("refuses a malformed URL without holding a pending slot", async () => {
+  it("refuses a malformed URL without holding a pending slot, its credentials on neither the message nor the error", async () => {
     await expect(postJson("not a url", "{}")).rejects.toBeInstanceOf(TypeError)
+    expect(jsonRpcPending()).toBe(0)
+    const e = await postJson("http://u:s3cret@ho st/", "{}").catch((x: unknown) => x)
+    expect(e).toBeInstanceOf(TypeError)
+    expect(inspect(e)).not.toContain("s3cret")
+    let thrown: unknown
+    try {
+      createNodeSolanaRpc("http://u:s3cret@ho st/")
+    } catch (x) {
+      thrown = x
+    }
+    expect(thrown).toBeInstanceOf(TypeError)
+    expect(inspect(thrown)).not.toContain("s3cret")
     expect(jsonRpcPending()).toBe(0)
   })
 
@@ -198,6 +211,9 @@ describe("postJson", () => {
     const e = await postJson("http://a%zz:s3cret@127.0.0.1:1/", "{}").catch((x: unknown) => x)
     expect(e).toBeInstanceOf(MalformedCredentials)
     expect((e as Error).message).not.toContain("s3cret")
+    // Nowhere on the error either (a log line prints the whole object).
+    expect(inspect(e)).not.toContain("s3cret")
+    expect(JSON.stringify(e)).not.toContain("s3cret")
     expect(jsonRpcPending()).toBe(0)
     expect(jsonRpcGateCount()).toBe(0)
   })
@@ -207,6 +223,10 @@ describe("postJson", () => {
     expect(redactUrlCredentials("https://key@host/")).toBe("https://***@host/")
     expect(redactUrlCredentials("http://host/a@b")).toBe("http://host/a@b")
     expect(redactUrlCredentials("not a url")).toBe("not a url")
+    // main.ts logs node URLs through this function: what parses as a URL with credentials, and text that does not.
+    expect(redactUrlCredentials("http:\\\\u:s3cret@host/")).toBe("http://***@host/")
+    expect(redactUrlCredentials("http:\\\\u:s3cret@ho st/")).not.toContain("s3cret")
+    expect(redactUrlCredentials("http://u:s3cret@ho st/")).not.toContain("s3cret")
   })
 
   it("sends the URL's user:password as Basic authorization (decoded), unless the caller set one", async () => {

@@ -69,19 +69,49 @@ export class JsonRpcBusy extends Error {
   }
 }
 
-/** The URL's `user:password` is not valid percent-encoding: refused before the call holds anything. The message carries the URL without them. */
+/** The URL's `user:password` is not valid percent-encoding: refused before the call holds anything. It keeps the URL only redacted. */
 export class MalformedCredentials extends Error {
-  constructor(readonly url: string) {
-    super(`the JSON-RPC URL's user:password is not valid percent-encoding: ${redactUrlCredentials(url)}`)
+  /** The URL with its credentials redacted (`redactUrlCredentials`). */
+  readonly url: string
+  constructor(url: string) {
+    const redacted = redactUrlCredentials(url)
+    super(`the JSON-RPC URL's user:password is not valid percent-encoding: ${redacted}`)
     this.name = "MalformedCredentials"
+    this.url = redacted
+  }
+}
+
+/** The URL does not parse (a `TypeError`, as `new URL`'s, without its `input`): its text only redacted, in the message. */
+export class InvalidRpcUrl extends TypeError {
+  constructor(url: string) {
+    super(`the JSON-RPC URL does not parse: ${redactUrlCredentials(url)}`)
+    this.name = "InvalidRpcUrl"
   }
 }
 
 /**
  * `url` with its `user:password@` (or `user@`) replaced by `***@`, for messages and logs: a URL's
- * credentials never appear in either. Works on text that does not parse as a URL too.
+ * credentials never appear in either. Parsed as a URL first (so `http:\\u:p@host/`, which parses as
+ * `http://u:p@host/`, is redacted too); text that does not parse is redacted by pattern (a scheme,
+ * then slashes or backslashes, then anything up to an `@` before the path).
  */
-export const redactUrlCredentials = (url: string): string => url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, "$1***@")
+export const redactUrlCredentials = (url: string): string => {
+  if (URL.canParse(url)) {
+    const parsed = new URL(url)
+    if (parsed.username === "" && parsed.password === "") return url
+    parsed.password = ""
+    parsed.username = "***"
+    return parsed.href
+  }
+  return url.replace(/^([a-z][a-z0-9+.-]*:[/\\]*)[^/\\?#]*@/i, "$1***@")
+}
+
+/** `new URL(url)`, failing with `InvalidRpcUrl` (no `input` carrying the text) when it does not parse. */
+const parseRpcUrl = (url: string | URL): URL => {
+  if (typeof url !== "string") return url
+  if (!URL.canParse(url)) throw new InvalidRpcUrl(url)
+  return new URL(url)
+}
 
 let pending = 0
 /** Calls unsettled now (for tests and stats). */
@@ -197,7 +227,7 @@ class CallSettled extends Error {
  * dropped, as fetch's `text()` does). Rejects with the signal's reason when it aborts,
  * `ResponseTooLarge` past `maxResponseBytes`, `JsonRpcTimeout` past `deadlineMs`, `JsonRpcBusy`
  * over `JSON_RPC_MAX_PENDING`, `MalformedCredentials` for a URL's `user:password` that does not
- * decode, a `TypeError` for a malformed URL, or undici's error for the connection.
+ * decode, `InvalidRpcUrl` (a `TypeError`) for a malformed URL, or undici's error for the connection.
  */
 export const postJson = (
   url: string | URL,
@@ -216,7 +246,7 @@ export const postJson = (
     let target: URL
     let urlAuth: string | undefined
     try {
-      target = typeof url === "string" ? new URL(url) : url
+      target = parseRpcUrl(url)
       urlAuth = basicAuthOf(target)
     } catch (e) {
       return reject(e)
@@ -333,7 +363,7 @@ const headersOf = (h: JsonRpcHttpHeaders): Headers => {
  * `SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR`), without fetch.
  */
 export const createNodeSolanaRpc = (url: string, options: { readonly maxResponseBytes?: number } = {}) => {
-  const target = new URL(url)
+  const target = parseRpcUrl(url)
   return createSolanaRpcFromTransport(async <TResponse>({ payload, signal }: { payload: unknown; signal?: AbortSignal }): Promise<TResponse> => {
     const res = await postJson(target, stringifyJsonWithBigInts(payload), { signal, ...options })
     if (res.status < 200 || res.status > 299) {
