@@ -29,7 +29,7 @@ import { Bus, type BusError, Topics } from "../../../ingest/bus/Bus.js"
 import type { RetiredRanges } from "../../../ingest/bus/RetiredRanges.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
 import { HoodEndpoints } from "../../chain/hood/HoodEndpoints.js"
-import { redactUrlCredentials } from "../../chain/internal/JsonRpcHttp.js"
+import { InvalidRpcUrl, MalformedCredentials, redactUrlCredentials } from "../../chain/internal/JsonRpcHttp.js"
 import { postJsonRpc } from "../../chain/JsonRpcPost.js"
 import { SolanaEndpoints } from "../../chain/solana/SolanaEndpoints.js"
 import { failureFields } from "../../domain/ServiceFailure.js"
@@ -68,7 +68,8 @@ export const decideIdentity = (f: IdentityFacts): IdentityDecision => {
 }
 
 export class ChainIdentityError extends Schema.TaggedError<ChainIdentityError>()("ChainIdentityError", {
-  reason: Schema.Literal("mismatch", "unreachable", "storage"),
+  /** `misconfigured`: the node's URL cannot be used at all (it does not parse, or its user:password does not decode); never retried. */
+  reason: Schema.Literal("mismatch", "unreachable", "storage", "misconfigured"),
   ...failureFields
 }) {}
 
@@ -92,15 +93,21 @@ export const observeIdentity = (chain: ChainId, rpcUrl: string): Effect.Effect<s
       const block0 = (await rpc(rpcUrl, "eth_getBlockByNumber", ["0x0", false])) as { hash?: string }
       return `${chainId}:${String(block0.hash)}`
     },
-    catch: (e) =>
-      new ChainIdentityError({
-        reason: "unreachable",
+    catch: (e) => {
+      const misconfigured = e instanceof MalformedCredentials || e instanceof InvalidRpcUrl
+      return new ChainIdentityError({
+        reason: misconfigured ? "misconfigured" : "unreachable",
         message: `cannot read the ${chainName[chain]} node's identity at ${redactUrlCredentials(rpcUrl)}: ${e instanceof Error ? e.message : String(e)}`,
-        retryable: true
+        retryable: !misconfigured
       })
+    }
   }).pipe(
-    // A configured node may still be coming up: about 20 s of retries before the start fails.
-    Effect.retry({ schedule: Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("3 seconds"))), times: 10 })
+    // A configured node may still be coming up: about 20 s of retries before the start fails (a URL that cannot be used fails at once).
+    Effect.retry({
+      schedule: Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("3 seconds"))),
+      times: 10,
+      while: (e) => e.retryable === true
+    })
   )
 
 const metaKey = (chain: ChainId) => `chain_identity:${chain}`
