@@ -1,8 +1,8 @@
 import { Effect, Exit, ManagedRuntime, TestClock, TestContext } from "effect"
 import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually } from "../../../test/support/eventually.js"
+import { closeLoopback, listenLoopback } from "../../../test/support/loopbackHttp.js"
 import { decideIdentity, type IdentityFacts, observeIdentity } from "./ChainIdentity.js"
 
 const facts = (over: Partial<IdentityFacts>): IdentityFacts => ({
@@ -56,12 +56,10 @@ const server = http.createServer((req, res) => {
 let withCredentials = ""
 
 beforeAll(async () => {
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
-  withCredentials = `http://u:s3cret@127.0.0.1:${(server.address() as AddressInfo).port}/`
+  withCredentials = (await listenLoopback(server)).replace("http://", "http://u:s3cret@")
 })
 afterAll(async () => {
-  server.closeAllConnections()
-  await new Promise<void>((r) => server.close(() => r()))
+  await closeLoopback(server)
 })
 
 describe("observeIdentity", () => {
