@@ -1,5 +1,5 @@
 /**
- * JSON-RPC over undici's `request` API for the engine's chain clients (`@solana/kit`'s RPC and
+ * JSON-RPC over undici's `dispatch` API for the engine's chain clients (`@solana/kit`'s RPC and
  * viem's transport), instead of the WHATWG `fetch` both use by default.
  *
  * Why (docs/decisions.md "The chain clients' HTTP without fetch" and "The chain clients' HTTP on
@@ -7,8 +7,8 @@
  * cancel an unread body stream) and V8's scavenger keeps such objects alive, so each call's
  * response, its streams and what they reach (the request, its abort listeners, the awaiting fiber)
  * survive every minor collection and are promoted to the old generation, where only a major
- * collection frees them. undici's `request` (a `node:stream` body, no web streams) registers
- * nothing: its garbage dies young, as a `node:http` request's does. undici keeps the connections:
+ * collection frees them. undici's `dispatch` (our handler is called with each chunk: no stream,
+ * web or node) registers nothing: its garbage dies young, as a `node:http` request's does. undici keeps the connections:
  * a pool per origin, idle keep-alive sockets closed after `JSON_RPC_KEEP_ALIVE_MS` (or before the
  * server's announced `Keep-Alive: timeout`). No compression is asked for (a caller's
  * `accept-encoding` is not sent). A URL's `user:password` is sent as Basic authorization.
@@ -130,17 +130,17 @@ const agent = new Agent({
 
 /**
  * A wait list per origin in front of the agent, with as many permits as the agent's `connections`:
- * a call reaches undici only with a permit. undici keeps a queued request that is aborted until a
- * connection takes it (its request handler only records the abort; after an abort on the wire that
- * is a new connection) and only then drops it; here an aborted or timed-out waiter leaves the list
- * at once and never reaches undici. A permit goes back when undici is done with the request (its
- * callback's error, or the body's end, error or close), not when the call settles: a dead request
- * still inside undici keeps its permit until undici drops it, so at most `JSON_RPC_MAX_SOCKETS`
- * requests, live or dead, are ever inside undici, and waiters aborted together never enter it (undici
- * calls back in a later microtask). A waiter that takes a permit and dies before undici sends it
- * still costs a connection (undici destroys the one that takes it; docs/decisions.md "...: the
- * second review's fixes"). FIFO (a `Set` iterates in insertion order); an origin's entry is dropped
- * when nothing holds or waits for a permit.
+ * a call reaches undici only with a permit; an aborted or timed-out waiter leaves the list at once
+ * and never reaches undici. A permit goes back when undici is done with the request
+ * (`onResponseEnd` or `onResponseError`), not when the call settles. A call that settles while its
+ * request waits in undici's queue is refused when a connection takes it (`onRequestStart` throws
+ * `CallSettled`): undici drops the request unsent and keeps the connection, and the permit comes
+ * back then. (Through undici's `request` API and an abort signal, undici destroyed the connection
+ * that took such a request and connected again.) A call ended on its connection still costs one
+ * connect: undici destroys that socket and connects again for the aborted request, which it then
+ * drops (docs/decisions.md "...: the review's fixes"); its permit comes back at once, so undici may
+ * hold that dead request beside `JSON_RPC_MAX_SOCKETS` live ones until then. FIFO (a `Set`
+ * iterates in insertion order); an origin's entry is dropped when nothing holds or waits for a permit.
  */
 class OriginGate {
   held = 0
