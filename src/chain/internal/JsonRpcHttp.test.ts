@@ -16,6 +16,7 @@ import {
   jsonRpcPending,
   JsonRpcTimeout,
   jsonRpcWaiting,
+  InvalidRpcUrl,
   MalformedCredentials,
   nodeFetchForJsonRpc,
   postJson,
@@ -219,6 +220,17 @@ describe("postJson", () => {
     // Nowhere on the error either (a log line prints the whole object).
     expect(inspect(e)).not.toContain("s3cret")
     expect(JSON.stringify(e)).not.toContain("s3cret")
+    expect(jsonRpcPending()).toBe(0)
+    expect(jsonRpcGateCount()).toBe(0)
+  })
+
+  it("refuses a URL that is not http: or https: (it parses; undici would refuse each call as unreachable), typed, holding nothing, without the password", async () => {
+    for (const url of ["wss://u:s3cret@127.0.0.1:1/", "foo://127.0.0.1:1/"]) {
+      const e = await postJson(url, "{}").catch((x: unknown) => x)
+      expect(e).toBeInstanceOf(InvalidRpcUrl)
+      expect((e as Error).message).toContain("is not http: or https:")
+      expect(inspect(e)).not.toContain("s3cret")
+    }
     expect(jsonRpcPending()).toBe(0)
     expect(jsonRpcGateCount()).toBe(0)
   })

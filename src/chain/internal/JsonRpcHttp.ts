@@ -83,8 +83,8 @@ export class MalformedCredentials extends Error {
 
 /** The URL does not parse (a `TypeError`, as `new URL`'s, without its `input`): its text only redacted, in the message. */
 export class InvalidRpcUrl extends TypeError {
-  constructor(url: string) {
-    super(`the JSON-RPC URL does not parse: ${redactUrlCredentials(url)}`)
+  constructor(url: string, why = "does not parse") {
+    super(`the JSON-RPC URL ${why}: ${redactUrlCredentials(url)}`)
     this.name = "InvalidRpcUrl"
   }
 }
@@ -107,10 +107,12 @@ export const redactUrlCredentials = (url: string): string => {
 }
 
 /** `new URL(url)`, failing with `InvalidRpcUrl` (no `input` carrying the text) when it does not parse. */
+/** An `http:` or `https:` URL, else `InvalidRpcUrl` (a `wss://` or `foo://` URL parses, and undici would refuse it per call as if the node were unreachable). */
 const parseRpcUrl = (url: string | URL): URL => {
-  if (typeof url !== "string") return url
-  if (!URL.canParse(url)) throw new InvalidRpcUrl(url)
-  return new URL(url)
+  const parsed = typeof url !== "string" ? url : URL.canParse(url) ? new URL(url) : undefined
+  if (parsed === undefined) throw new InvalidRpcUrl(String(url))
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new InvalidRpcUrl(parsed.href, "is not http: or https:")
+  return parsed
 }
 
 let pending = 0

@@ -93,11 +93,11 @@ describe("observeIdentity", () => {
     }
   })
 
-  it("fails at once, not retried as unreachable, when the URL's user:password does not decode or the URL does not parse", async () => {
+  it("fails at once, not retried as unreachable, when the URL's user:password does not decode, the URL does not parse or is not http(s)", async () => {
     // On a test clock never advanced: a retry would wait on it for ever, so the fiber ends only if none is made.
     const runtime = ManagedRuntime.make(TestContext.TestContext)
     try {
-      for (const bad of ["http://a%zz:s3cret@127.0.0.1:1/", "http://u:s3cret@ho st/"]) {
+      for (const bad of ["http://a%zz:s3cret@127.0.0.1:1/", "http://u:s3cret@ho st/", "wss://u:s3cret@127.0.0.1:1/"]) {
         const fiber = runtime.runFork(observeIdentity("solana", bad).pipe(Effect.flip))
         const exit = await eventually(() => fiber.unsafePoll() ?? undefined, { what: "observeIdentity failing without a retry", deadlineMs: 20_000, intervalMs: 10 })
         if (!Exit.isSuccess(exit)) throw new Error(`observeIdentity did not fail: ${String(exit)}`)
