@@ -1,5 +1,5 @@
 /**
- * JSON-RPC over undici's `request` API for the engine's chain clients (`@solana/kit`'s RPC and
+ * JSON-RPC over undici's `dispatch` API for the engine's chain clients (`@solana/kit`'s RPC and
  * viem's transport), instead of the WHATWG `fetch` both use by default.
  *
  * Why (docs/decisions.md "The chain clients' HTTP without fetch" and "The chain clients' HTTP on
@@ -7,8 +7,8 @@
  * cancel an unread body stream) and V8's scavenger keeps such objects alive, so each call's
  * response, its streams and what they reach (the request, its abort listeners, the awaiting fiber)
  * survive every minor collection and are promoted to the old generation, where only a major
- * collection frees them. undici's `request` (a `node:stream` body, no web streams) registers
- * nothing: its garbage dies young, as a `node:http` request's does. undici keeps the connections:
+ * collection frees them. undici's `dispatch` (our handler is called with each chunk: no stream,
+ * web or node) registers nothing: its garbage dies young, as a `node:http` request's does. undici keeps the connections:
  * a pool per origin, idle keep-alive sockets closed after `JSON_RPC_KEEP_ALIVE_MS` (or before the
  * server's announced `Keep-Alive: timeout`). No compression is asked for (a caller's
  * `accept-encoding` is not sent). A URL's `user:password` is sent as Basic authorization.
@@ -22,8 +22,8 @@
  */
 import { createSolanaRpcFromTransport, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, SolanaError } from "@solana/kit"
 import { parseJsonWithBigInts, stringifyJsonWithBigInts } from "@solana/rpc-spec-types"
-import { EventEmitter } from "node:events"
-import { Agent } from "undici"
+import { Agent, type Dispatcher } from "undici"
+import { BoundedMemo } from "../../platform/BoundedMemo.js"
 
 /** Connections kept per origin (undici's pool per origin: beyond it requests queue). */
 export const JSON_RPC_MAX_SOCKETS = 64
@@ -69,6 +69,52 @@ export class JsonRpcBusy extends Error {
   }
 }
 
+/** The URL's `user:password` is not valid percent-encoding: refused before the call holds anything. It keeps the URL only redacted. */
+export class MalformedCredentials extends Error {
+  /** The URL with its credentials redacted (`redactUrlCredentials`). */
+  readonly url: string
+  constructor(url: string) {
+    const redacted = redactUrlCredentials(url)
+    super(`the JSON-RPC URL's user:password is not valid percent-encoding: ${redacted}`)
+    this.name = "MalformedCredentials"
+    this.url = redacted
+  }
+}
+
+/** The URL does not parse (a `TypeError`, as `new URL`'s, without its `input`): its text only redacted, in the message. */
+export class InvalidRpcUrl extends TypeError {
+  constructor(url: string, why = "does not parse") {
+    super(`the JSON-RPC URL ${why}: ${redactUrlCredentials(url)}`)
+    this.name = "InvalidRpcUrl"
+  }
+}
+
+/**
+ * `url` with its `user:password@` (or `user@`) replaced by `***@`, for messages and logs: a URL's
+ * credentials never appear in either. Parsed as a URL first (so `http:\\u:p@host/`, which parses as
+ * `http://u:p@host/`, is redacted too); text that does not parse is redacted by pattern (a scheme,
+ * then slashes or backslashes, then anything up to an `@` before the path).
+ */
+export const redactUrlCredentials = (url: string): string => {
+  if (URL.canParse(url)) {
+    const parsed = new URL(url)
+    if (parsed.username === "" && parsed.password === "") return url
+    parsed.password = ""
+    parsed.username = "***"
+    return parsed.href
+  }
+  return url.replace(/^([a-z][a-z0-9+.-]*:[/\\]*)[^/\\?#]*@/i, "$1***@")
+}
+
+/** `new URL(url)`, failing with `InvalidRpcUrl` (no `input` carrying the text) when it does not parse. */
+/** An `http:` or `https:` URL, else `InvalidRpcUrl` (a `wss://` or `foo://` URL parses, and undici would refuse it per call as if the node were unreachable). */
+const parseRpcUrl = (url: string | URL): URL => {
+  const parsed = typeof url !== "string" ? url : URL.canParse(url) ? new URL(url) : undefined
+  if (parsed === undefined) throw new InvalidRpcUrl(String(url))
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new InvalidRpcUrl(parsed.href, "is not http: or https:")
+  return parsed
+}
+
 let pending = 0
 /** Calls unsettled now (for tests and stats). */
 export const jsonRpcPending = (): number => pending
@@ -86,11 +132,17 @@ const agent = new Agent({
 
 /**
  * A wait list per origin in front of the agent, with as many permits as the agent's `connections`:
- * a call reaches undici only with a permit, so undici's own queue stays empty. undici keeps a
- * queued request that is aborted until a connection frees (its request handler only records the
- * abort) and then opens that connection for it only to destroy it; here an aborted or timed-out
- * waiter leaves the list at once and never reaches undici. FIFO (a `Set` iterates in insertion
- * order); an origin's entry is dropped when nothing holds or waits for a permit.
+ * a call reaches undici only with a permit; an aborted or timed-out waiter leaves the list at once
+ * and never reaches undici. A permit goes back when undici is done with the request
+ * (`onResponseEnd` or `onResponseError`), not when the call settles. A call that settles while its
+ * request waits in undici's queue is refused when a connection takes it (`onRequestStart` throws
+ * `CallSettled`): undici drops the request unsent and keeps the connection, and the permit comes
+ * back then. (Through undici's `request` API and an abort signal, undici destroyed the connection
+ * that took such a request and connected again.) A call ended on its connection still costs one
+ * connect: undici destroys that socket and connects again for the aborted request, which it then
+ * drops (docs/decisions.md "...: the review's fixes"); its permit comes back at once, so undici may
+ * hold that dead request beside `JSON_RPC_MAX_SOCKETS` live ones until then. FIFO (a `Set`
+ * iterates in insertion order); an origin's entry is dropped when nothing holds or waits for a permit.
  */
 class OriginGate {
   held = 0
@@ -131,6 +183,9 @@ const cancelWait = (origin: string, waiter: () => void): void => {
   if (gate.held === 0 && gate.waiters.size === 0) gates.delete(origin)
 }
 
+/** Origins with a wait list entry now (for tests: 0 once every call is done). */
+export const jsonRpcGateCount = (): number => gates.size
+
 /** Calls waiting for a permit now, all origins (for tests). */
 export const jsonRpcWaiting = (): number => {
   let n = 0
@@ -138,20 +193,34 @@ export const jsonRpcWaiting = (): number => {
   return n
 }
 
-/** `user:password` of the URL (percent-decoded, as the WHATWG URL keeps them encoded) as a Basic authorization, or undefined. */
-const basicAuthOf = (target: URL): string | undefined =>
-  target.username === "" && target.password === ""
-    ? undefined
-    : "Basic " + Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`, "utf8").toString("base64")
+/** URLs whose Basic authorization is kept (a few RPC URLs recur; cleared at the bound). */
+const AUTH_MEMO_MAX = 64
+const authMemo = new BoundedMemo<string, { readonly auth: string }>(AUTH_MEMO_MAX)
+
+const basicAuthText = (target: URL): { readonly auth: string } => {
+  let user: string
+  let password: string
+  try {
+    user = decodeURIComponent(target.username)
+    password = decodeURIComponent(target.password)
+  } catch {
+    throw new MalformedCredentials(target.href)
+  }
+  return { auth: "Basic " + Buffer.from(`${user}:${password}`, "utf8").toString("base64") }
+}
 
 /**
- * A call's own abort, handed to undici as its `signal` (undici takes an `EventEmitter` that emits
- * `abort`): fired by the deadline, the caller's signal or an over-long body, it ends the request
- * whether it is queued, waiting for its answer or being read. Lighter than an `AbortController`.
+ * `user:password` of the URL (percent-decoded, as the WHATWG URL keeps them encoded) as a Basic
+ * authorization, or undefined; throws `MalformedCredentials` when they do not decode.
  */
-class CallAbort extends EventEmitter {
-  abort(): void {
-    this.emit("abort")
+const basicAuthOf = (target: URL): string | undefined =>
+  target.username === "" && target.password === "" ? undefined : authMemo.get(target.href, target, basicAuthText).auth
+
+/** Thrown from a settled call's `onRequestStart`: undici then drops the request without sending it, keeping the connection. */
+class CallSettled extends Error {
+  constructor() {
+    super("the JSON-RPC call settled before a connection took it")
+    this.name = "CallSettled"
   }
 }
 
@@ -159,7 +228,8 @@ class CallAbort extends EventEmitter {
  * POSTs `body` (JSON text) to `url` and reads the whole answer as text (a leading UTF-8 BOM
  * dropped, as fetch's `text()` does). Rejects with the signal's reason when it aborts,
  * `ResponseTooLarge` past `maxResponseBytes`, `JsonRpcTimeout` past `deadlineMs`, `JsonRpcBusy`
- * over `JSON_RPC_MAX_PENDING`, or undici's error for the connection.
+ * over `JSON_RPC_MAX_PENDING`, `MalformedCredentials` for a URL's `user:password` that does not
+ * decode, `InvalidRpcUrl` (a `TypeError`) for a malformed URL, or undici's error for the connection.
  */
 export const postJson = (
   url: string | URL,
@@ -174,15 +244,21 @@ export const postJson = (
   new Promise((resolve, reject) => {
     const signal = options.signal ?? undefined
     if (signal?.aborted === true) return reject(signal.reason)
-    // Parsed before a pending slot is taken: a malformed URL rejects here and holds nothing.
-    const target = typeof url === "string" ? new URL(url) : url
+    // Parsed (and its credentials decoded) before a pending slot is taken: a malformed URL rejects here and holds nothing.
+    let target: URL
+    let urlAuth: string | undefined
+    try {
+      target = parseRpcUrl(url)
+      urlAuth = basicAuthOf(target)
+    } catch (e) {
+      return reject(e)
+    }
     if (pending >= JSON_RPC_MAX_PENDING) return reject(new JsonRpcBusy(JSON_RPC_MAX_PENDING))
     pending++
     const origin = target.origin
     const limit = options.maxResponseBytes ?? JSON_RPC_MAX_RESPONSE_BYTES
-    const call = new CallAbort()
     let settled = false
-    // "waiting" (a waiter on the origin's list), "running" (holds a permit), or "done" (permit given back).
+    // `waiter`: on the origin's list; `running`: holds a permit (from `start` until undici is done with the request).
     let waiter: (() => void) | undefined
     let running = false
     let deadline: ReturnType<typeof setTimeout> | undefined
@@ -196,16 +272,22 @@ export const postJson = (
       waiter = undefined
       f()
     }
+    // The permit goes back only when undici is done with the request (see `OriginGate`), never from `fail`.
     const free = () => {
       if (!running) return
       running = false
       release(origin)
     }
+    // Set while the request is on a connection (from `onRequestStart` until undici answers or fails it).
+    let onWire: Dispatcher.DispatchController | undefined
     const fail = (e: unknown) => {
       if (settled) return
       settle(() => reject(e))
-      call.abort()
-      free()
+      // On a connection: undici ends it there (and destroys that socket). Still queued in undici: it is
+      // dropped when a connection takes it (`onRequestStart`). Waiting for a permit: `settle` removed it.
+      const controller = onWire
+      onWire = undefined
+      controller?.abort(e instanceof Error ? e : new Error(String(e)))
     }
     const onAbort = () => fail(signal!.reason)
     signal?.addEventListener("abort", onAbort, { once: true })
@@ -220,43 +302,53 @@ export const postJson = (
       if (lower === "authorization") authorized = true
       headers[name] = options.headers[name]!
     }
-    const auth = authorized ? undefined : basicAuthOf(target)
-    if (auth !== undefined) headers.authorization = auth
+    if (!authorized && urlAuth !== undefined) headers.authorization = urlAuth
     headers.accept = "application/json"
     headers["content-type"] = "application/json; charset=utf-8"
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const tooLarge = () => fail(new ResponseTooLarge(limit))
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart: (controller) => {
+        // A call already settled (its deadline, its caller's abort) while in undici's queue: refused
+        // here, undici drops the request and keeps the connection for the next one (`writeH1` catches
+        // the throw and fails the request without destroying the socket; an `abort()` here would destroy it).
+        if (settled) throw new CallSettled()
+        onWire = controller
+      },
+      onResponseStart: (_controller, statusCode, resHeaders, statusMessage) => {
+        status = statusCode
+        statusText = statusMessage ?? ""
+        responseHeaders = resHeaders
+        if (Number(resHeaders["content-length"]) > limit) tooLarge()
+      },
+      onResponseData: (_controller, chunk) => {
+        if (settled) return
+        size += chunk.length
+        if (size > limit) return tooLarge()
+        chunks.push(chunk)
+      },
+      onResponseEnd: () => {
+        onWire = undefined
+        free()
+        const text = Buffer.concat(chunks, size).toString("utf8")
+        settle(() => resolve({ status, statusText, headers: responseHeaders, body: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text }))
+      },
+      // undici is done with the request: it failed, was aborted on its connection, or was dropped from the queue (`CallSettled`).
+      onResponseError: (_controller, e) => {
+        onWire = undefined
+        free()
+        fail(e)
+      }
+    }
+    let status = 0
+    let statusText = ""
+    let responseHeaders: JsonRpcHttpHeaders = {}
     const start = () => {
       waiter = undefined
       running = true
-      try {
-        agent.request(
-          { origin, path: target.pathname + target.search, method: "POST", headers, body, signal: call },
-          (err, res) => {
-            if (err !== null) return fail(err)
-            const stream = res.body
-            stream.on("error", fail)
-            if (settled) return void stream.destroy()
-            const declared = Number(res.headers["content-length"])
-            if (declared > limit) return fail(new ResponseTooLarge(limit))
-            const chunks: Array<Buffer> = []
-            let size = 0
-            stream.on("data", (c: Buffer) => {
-              size += c.length
-              if (size > limit) return fail(new ResponseTooLarge(limit))
-              chunks.push(c)
-            })
-            stream.on("end", () => {
-              free()
-              const text = Buffer.concat(chunks, size).toString("utf8")
-              settle(() =>
-                resolve({ status: res.statusCode, statusText: res.statusText, headers: res.headers, body: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text })
-              )
-            })
-          }
-        )
-      } catch (e) {
-        // undici refuses a malformed request (a header it cannot send) by throwing.
-        fail(e)
-      }
+      // undici reports every failure, a malformed request's included, through `onResponseError`.
+      agent.dispatch({ origin, path: target.pathname + target.search, method: "POST", headers, body }, handler)
     }
     waiter = acquire(origin, start)
   })
@@ -273,7 +365,7 @@ const headersOf = (h: JsonRpcHttpHeaders): Headers => {
  * `SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR`), without fetch.
  */
 export const createNodeSolanaRpc = (url: string, options: { readonly maxResponseBytes?: number } = {}) => {
-  const target = new URL(url)
+  const target = parseRpcUrl(url)
   return createSolanaRpcFromTransport(async <TResponse>({ payload, signal }: { payload: unknown; signal?: AbortSignal }): Promise<TResponse> => {
     const res = await postJson(target, stringifyJsonWithBigInts(payload), { signal, ...options })
     if (res.status < 200 || res.status > 299) {
