@@ -34,8 +34,15 @@ import { DefaultSimulationOptions, runSimulation } from "../sim/MarketSimulation
 import { runEthUsdPublisher } from "../sim/EthUsdPublisher.js"
 import { runPythPublisher } from "../sim/PythPublisher.js"
 
-/** How often the localnets' publishers post SOL/USD and ETH/USD (well inside the default 60 s `PRICE_MAX_AGE_MS`). */
+/** How often the localnets' publishers look at SOL/USD and ETH/USD (a moved price is posted at once). */
 const PYTH_PUBLISH_INTERVAL_MS = 2_000
+
+/**
+ * How often an unchanged price is posted again: a quarter of `PRICE_MAX_AGE_MS` (15 s by default),
+ * so a quiet localnet's price is never older than that plus one look, never more often than the
+ * looks (docs/decisions.md "The engine at rest").
+ */
+const priceHeartbeatMs = (maxAgeMs: number): number => Math.max(PYTH_PUBLISH_INTERVAL_MS, Math.floor(maxAgeMs / 4))
 
 /** The cluster keeper's consumer groups start with this (one group per turn as the active keeper). */
 const KEEPER_GROUP_PREFIX = "keeper-candidates"
@@ -96,6 +103,7 @@ export const startBackground = (config: AppConfigShape, quiet: boolean, keeperRe
           seed: config.simulationSeed,
           priceAccount: address(config.prices.pythSolUsdAccount),
           intervalMs: PYTH_PUBLISH_INTERVAL_MS,
+          heartbeatMs: priceHeartbeatMs(config.prices.maxAgeMs),
           move: !quiet,
           start: GENESIS_SOL_USD
         })
@@ -107,7 +115,7 @@ export const startBackground = (config: AppConfigShape, quiet: boolean, keeperRe
       yield* Effect.forkScoped(
         runEthUsdPublisher(
           { publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), wallet: hoodWallet(hood.chain, account, hood.rpcUrl), chain: hood.chain, account },
-          { seed: config.simulationSeed, feed: ethUsdFeed, intervalMs: PYTH_PUBLISH_INTERVAL_MS, move: !quiet, startAnswer: GENESIS_ETH_USD_ANSWER }
+          { seed: config.simulationSeed, feed: ethUsdFeed, intervalMs: PYTH_PUBLISH_INTERVAL_MS, heartbeatMs: priceHeartbeatMs(config.prices.maxAgeMs), move: !quiet, startAnswer: GENESIS_ETH_USD_ANSWER }
         )
       )
     }

@@ -1,5 +1,9 @@
-import { describe, expect, it } from "vitest"
-import { walkPrice } from "./PythPublisher.js"
+import { address } from "@solana/kit"
+import { Effect, Fiber, TestClock } from "effect"
+import { describe, expect, it } from "@effect/vitest"
+import { GENESIS_SOL_USD } from "../chain/solana/localnet/Ledger.js"
+import type { RpcSender } from "../chain/solana/RpcSender.js"
+import { postDue, runPythPublisher, walkPrice } from "./PythPublisher.js"
 
 describe("the localnet publishers' price walk", () => {
   it("moves by the drawn basis points, exactly in bigint, and stays within half and twice the start", () => {
@@ -10,4 +14,85 @@ describe("the localnet publishers' price walk", () => {
     expect(walkPrice(7_510_000_000n, start, -50)).toBe(7_500_000_000n) // clamped at start / 2
     expect(walkPrice(29_990_000_000n, start, 50)).toBe(30_000_000_000n) // clamped at 2 · start
   })
+})
+
+describe("postDue: a moved price at once, an unchanged one at the heartbeat", () => {
+  it("posts the first price, a changed price at any time, and an unchanged one from exactly the heartbeat on", () => {
+    expect(postDue(100n, undefined, 0, 15_000)).toBe(true)
+    expect(postDue(101n, { price: 100n, atMs: 1_000 }, 1_001, 15_000)).toBe(true)
+    expect(postDue(100n, { price: 100n, atMs: 1_000 }, 15_999, 15_000)).toBe(false)
+    expect(postDue(100n, { price: 100n, atMs: 1_000 }, 16_000, 15_000)).toBe(true)
+  })
+})
+
+/** A sender that records what it was asked to post, on the Clock, refusing the calls whose numbers are in `refuse`. */
+const recordingSender = (refuse: ReadonlySet<number> = new Set()) => {
+  const calls: Array<number> = []
+  let now = 0
+  const sender = {
+    send: () => {
+      calls.push(now)
+      return refuse.has(calls.length) ? Promise.reject(new Error("refused")) : Promise.resolve("sig")
+    },
+    rpc: undefined as never
+  } satisfies RpcSender
+  return { sender, calls, setNow: (ms: number) => (now = ms) }
+}
+
+/** Lets the publisher's promises settle (the signer, the send) before the Clock moves again. */
+const settle = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 5)))
+
+/** Waits (on the live clock, bounded) for the first look's post: the publisher makes its signer first. */
+const firstPost = (calls: ReadonlyArray<number>) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 2_000 && calls.length === 0; i++) yield* settle
+    expect(calls.length).toBe(1)
+    yield* settle
+  })
+
+/** After the first look's post, advances the Clock look by look (`intervalMs`), `looks` times, noting the time for the sender. */
+const runLooks = (calls: ReadonlyArray<number>, setNow: (ms: number) => void, intervalMs: number, looks: number) =>
+  Effect.gen(function* () {
+    yield* firstPost(calls)
+    for (let i = 1; i <= looks; i++) {
+      setNow(i * intervalMs)
+      yield* TestClock.adjust(`${intervalMs} millis`)
+      yield* settle
+    }
+  })
+
+const options = { seed: 7, priceAccount: address("7UVimffxr9ow1uXYxsr4LHAcV58mLzhmwaeKvJ1pjLiE"), intervalMs: 2_000, heartbeatMs: 15_000, start: GENESIS_SOL_USD }
+
+describe("runPythPublisher at rest", () => {
+  it.effect("a quiet publisher (no moves) posts at start and then only at each heartbeat, not every look", () =>
+    Effect.gen(function* () {
+      const { sender, calls, setNow } = recordingSender()
+      const fiber = yield* Effect.fork(runPythPublisher(sender, { ...options, move: false }))
+      yield* runLooks(calls, setNow, 2_000, 20) // 40 s: 21 looks
+      yield* Fiber.interrupt(fiber)
+      expect(calls).toEqual([0, 16_000, 32_000])
+    })
+  )
+
+  it.effect("a refused post is not a post: the next look posts again", () =>
+    Effect.gen(function* () {
+      const { sender, calls, setNow } = recordingSender(new Set([1]))
+      const fiber = yield* Effect.fork(runPythPublisher(sender, { ...options, move: false }))
+      yield* runLooks(calls, setNow, 2_000, 10)
+      yield* Fiber.interrupt(fiber)
+      expect(calls).toEqual([0, 2_000, 18_000])
+    })
+  )
+
+  it.effect("a moving publisher (the simulation) posts at every look where the walk moved the price", () =>
+    Effect.gen(function* () {
+      const { sender, calls, setNow } = recordingSender()
+      const fiber = yield* Effect.fork(runPythPublisher(sender, { ...options, move: true }))
+      yield* runLooks(calls, setNow, 2_000, 20)
+      yield* Fiber.interrupt(fiber)
+      // 21 looks; a look whose drawn step is 0 bps (1 in 101) posts nothing, so nearly all post.
+      expect(calls.length).toBeGreaterThanOrEqual(18)
+      expect(calls.length).toBeLessThanOrEqual(21)
+    })
+  )
 })
