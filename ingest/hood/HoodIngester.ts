@@ -9,7 +9,9 @@
  *   block, or the stored cursor), filtered by our events' topic0s.
  * - Follow: newer blocks up to `head − confirmations` are read block by block (headers in
  *   parallel, logs by range, every log checked against its header's hash), appended to the block
- *   window (bounded: `reorgWindowBlocks`), and published. Polls every `pollIntervalMs`.
+ *   window (bounded: `reorgWindowBlocks`), and published. Polls every `pollIntervalMs`: a poll
+ *   reads the newest block first, and when it is the one the last idle poll found (same number
+ *   and hash) it is done, since nothing below an unchanged block changed.
  *
  * Reorgs: a new block whose parent hash is not the window's tip, or a tip whose hash changed at
  * its height (or vanished), starts the walk back to the common ancestor. What the window holds,
@@ -581,10 +583,29 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
         yield* drive({ _tag: "Backfilled", to, events, encoded: events.map(encodeChainEvent) }, head, target, pools)
       })
 
+    /** The chain's newest block (its number and hash). */
+    const latest = rpc("eth_getBlockByNumber latest", () => pc.request({ method: "eth_getBlockByNumber", params: ["latest", false] })).pipe(
+      Effect.flatMap((b) =>
+        b === null || b.hash === null || b.number === null
+          ? Effect.fail(new HoodIngestError({ reason: "Inconsistent", message: "the latest block has no number or hash" }))
+          : Effect.succeed({ number: hexToBigInt(b.number), hash: b.hash })
+      )
+    )
+
+    /**
+     * The head a step found nothing to do at (its tip checked canonical, no block due). While the
+     * chain's newest block is still that one, by number and hash, nothing below it changed either
+     * (a block's hash commits to its ancestors), so a poll that finds it is done after one read.
+     */
+    let idleHead: { readonly number: bigint; readonly hash: string } | undefined
+
     /** One step; true when there may be more to do at once (no sleep). */
     const stepOnce = Effect.gen(function* () {
-      const head = yield* rpc("eth_blockNumber", () => pc.getBlockNumber({ cacheTime: 0 }))
+      const newest = yield* latest
+      const head = newest.number
       f.set({ headBlock: head })
+      if (idleHead !== undefined && idleHead.number === head && idleHead.hash === newest.hash) return false
+      idleHead = undefined
       const target = head - BigInt(options.confirmations)
       const { cursor, window } = f.reorg
       const next = cursor === null ? options.fromBlock : cursor + 1n
@@ -593,7 +614,10 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
       if (tip !== undefined && (tip.number > head || next > target)) {
         if (!(yield* checkTip(tip, head, target))) return true
       }
-      if (next > target) return false
+      if (next > target) {
+        idleHead = newest
+        return false
+      }
       const finalBoundary = target - BigInt(options.reorgWindowBlocks)
       if (window.length === 0 && next <= finalBoundary) {
         const to = next + BigInt(options.backfillBlocks) - 1n

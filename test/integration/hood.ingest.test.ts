@@ -17,6 +17,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Exit, Fiber, Layer, ManagedRuntime, Scope } from "effect"
 import * as fs from "node:fs/promises"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type Address, type TransactionReceipt, zeroAddress } from "viem"
@@ -44,6 +45,7 @@ import { type ChainEvent, hoodPosition } from "../../ingest/ChainEvent.js"
 import { decodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import { HoodIngester, type HoodIngesterOptions, type HoodIngesterStatus } from "../../ingest/hood/HoodIngester.js"
 import { eventually } from "../support/eventually.js"
+import { closeLoopback, listenLoopback } from "../support/loopbackHttp.js"
 
 const ETH = 10n ** 18n
 
@@ -320,6 +322,41 @@ describe("Hood ingester", () => {
     await plain.start({ source: `${plain.source}-plain` })
     const first = await eventually(() => plain.ofMint(c.token).find((e) => e.signature === bought.transactionHash), { what: "the buy, unrouted", deadlineMs: 15_000, intervalMs: 5 })
     expect(((first as { trader: string }).trader as Address).toLowerCase()).toBe(router.toLowerCase())
+  })
+
+  it("at rest: a poll that finds the newest block unchanged reads only that block; a new block is still followed", async () => {
+    // A proxy in front of the node that notes each call's method and first parameter.
+    const calls: Array<string> = []
+    const proxy = http.createServer((req, res) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        const body = Buffer.concat(chunks).toString("utf8")
+        const parsed = JSON.parse(body) as { method: string; params?: ReadonlyArray<unknown> }
+        calls.push(`${parsed.method} ${String(parsed.params?.[0] ?? "")}`)
+        void fetch(net.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body }).then(async (r) => {
+          res.writeHead(r.status, { "content-type": "application/json" })
+          res.end(await r.text())
+        })
+      })
+    })
+    const proxyUrl = await listenLoopback(proxy)
+    try {
+      const w = await open()
+      await w.start({ rpcUrl: proxyUrl })
+      const c = await launch(clientsFor(net, 13), "at-rest")
+      await w.caughtUp()
+      // No block is mined now (the test node mines on transactions only): 30 polls at rest. The
+      // first may still check the tip it followed last (one header read); then one read a poll.
+      const from = calls.length
+      await eventually(() => (calls.length >= from + 31 ? true : undefined), { what: "30 polls at rest", deadlineMs: 30_000, intervalMs: 5 })
+      const atRest = calls.slice(from, from + 31)
+      expect(atRest.filter((m) => m !== "eth_getBlockByNumber latest").length).toBeLessThanOrEqual(1)
+      const bought = await buy(clientsFor(net, 13), c.curve, { amountInRaw: ETH / 9n, quoteToken: zeroAddress })
+      await eventually(() => w.received.find((e) => e.id === at(bought.receipt, c.curve).id), { what: "the buy after the rest", deadlineMs: 15_000, intervalMs: 5 })
+    } finally {
+      await closeLoopback(proxy)
+    }
   })
 
   it("reorg to empty blocks: the dropped buy is retracted; later blocks are followed", async () => {
