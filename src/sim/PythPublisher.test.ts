@@ -39,25 +39,27 @@ const recordingSender = (refuse: ReadonlySet<number> = new Set()) => {
   return { sender, calls, setNow: (ms: number) => (now = ms) }
 }
 
-/** Lets the publisher's promises settle (the signer, the send) before the Clock moves again. */
-const settle = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 5)))
+/**
+ * Waits until the publisher sleeps until its next look on the TestClock (so the look's post, if
+ * any, is done): bounded by a 10 s deadline on the wall clock, giving the event loop a turn
+ * between checks (the publisher's signer and sends are promises).
+ */
+const asleep = Effect.gen(function* () {
+  const deadline = Date.now() + 10_000
+  while ((yield* TestClock.sleeps()).length === 0) {
+    if (Date.now() > deadline) throw new Error("the publisher did not come back to its sleep within 10 s")
+    yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+  }
+})
 
-/** Waits (on the live clock, bounded) for the first look's post: the publisher makes its signer first. */
-const firstPost = (calls: ReadonlyArray<number>) =>
+/** After the first look, advances the Clock look by look (`intervalMs`), `looks` times, noting the time for the sender. */
+const runLooks = (setNow: (ms: number) => void, intervalMs: number, looks: number) =>
   Effect.gen(function* () {
-    for (let i = 0; i < 2_000 && calls.length === 0; i++) yield* settle
-    expect(calls.length).toBe(1)
-    yield* settle
-  })
-
-/** After the first look's post, advances the Clock look by look (`intervalMs`), `looks` times, noting the time for the sender. */
-const runLooks = (calls: ReadonlyArray<number>, setNow: (ms: number) => void, intervalMs: number, looks: number) =>
-  Effect.gen(function* () {
-    yield* firstPost(calls)
+    yield* asleep
     for (let i = 1; i <= looks; i++) {
       setNow(i * intervalMs)
       yield* TestClock.adjust(`${intervalMs} millis`)
-      yield* settle
+      yield* asleep
     }
   })
 
@@ -68,7 +70,7 @@ describe("runPythPublisher at rest", () => {
     Effect.gen(function* () {
       const { sender, calls, setNow } = recordingSender()
       const fiber = yield* Effect.fork(runPythPublisher(sender, { ...options, move: false }))
-      yield* runLooks(calls, setNow, 2_000, 20) // 40 s: 21 looks
+      yield* runLooks(setNow, 2_000, 20) // 40 s: 21 looks
       yield* Fiber.interrupt(fiber)
       expect(calls).toEqual([0, 16_000, 32_000])
     })
@@ -78,7 +80,7 @@ describe("runPythPublisher at rest", () => {
     Effect.gen(function* () {
       const { sender, calls, setNow } = recordingSender(new Set([1]))
       const fiber = yield* Effect.fork(runPythPublisher(sender, { ...options, move: false }))
-      yield* runLooks(calls, setNow, 2_000, 10)
+      yield* runLooks(setNow, 2_000, 10)
       yield* Fiber.interrupt(fiber)
       expect(calls).toEqual([0, 2_000, 18_000])
     })
@@ -88,7 +90,7 @@ describe("runPythPublisher at rest", () => {
     Effect.gen(function* () {
       const { sender, calls, setNow } = recordingSender()
       const fiber = yield* Effect.fork(runPythPublisher(sender, { ...options, move: true }))
-      yield* runLooks(calls, setNow, 2_000, 20)
+      yield* runLooks(setNow, 2_000, 20)
       yield* Fiber.interrupt(fiber)
       // 21 looks; a look whose drawn step is 0 bps (1 in 101) posts nothing, so nearly all post.
       expect(calls.length).toBeGreaterThanOrEqual(18)
