@@ -324,9 +324,13 @@ describe("Hood ingester", () => {
     expect(((first as { trader: string }).trader as Address).toLowerCase()).toBe(router.toLowerCase())
   })
 
-  it("at rest: a poll that finds the newest block unchanged reads only that block; a new block is still followed", async () => {
-    // A proxy in front of the node that notes each call's method and first parameter.
+  /**
+   * A proxy in front of the node that notes each call's method and first parameter. `hold()` keeps
+   * the calls that arrive from then on (none is forwarded) until `release()` forwards them.
+   */
+  const notingProxy = async () => {
     const calls: Array<string> = []
+    let held: Array<() => void> | undefined
     const proxy = http.createServer((req, res) => {
       const chunks: Array<Buffer> = []
       req.on("data", (c: Buffer) => chunks.push(c))
@@ -334,13 +338,35 @@ describe("Hood ingester", () => {
         const body = Buffer.concat(chunks).toString("utf8")
         const parsed = JSON.parse(body) as { method: string; params?: ReadonlyArray<unknown> }
         calls.push(`${parsed.method} ${String(parsed.params?.[0] ?? "")}`)
-        void fetch(net.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body }).then(async (r) => {
-          res.writeHead(r.status, { "content-type": "application/json" })
-          res.end(await r.text())
-        })
+        const forward = () =>
+          void fetch(net.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body }).then(async (r) => {
+            res.writeHead(r.status, { "content-type": "application/json" })
+            res.end(await r.text())
+          })
+        if (held === undefined) forward()
+        else held.push(forward)
       })
     })
-    const proxyUrl = await listenLoopback(proxy)
+    const url = await listenLoopback(proxy)
+    return {
+      url,
+      calls,
+      hold: () => {
+        held ??= []
+      },
+      release: () => {
+        const waiting = held ?? []
+        held = undefined
+        for (const forward of waiting) forward()
+      },
+      close: () => closeLoopback(proxy)
+    }
+  }
+
+  it("at rest: a poll that finds the newest block unchanged reads only that block; a new block is still followed", async () => {
+    const proxy = await notingProxy()
+    const { calls } = proxy
+    const proxyUrl = proxy.url
     try {
       const w = await open()
       await w.start({ rpcUrl: proxyUrl })
@@ -355,7 +381,48 @@ describe("Hood ingester", () => {
       const bought = await buy(clientsFor(net, 13), c.curve, { amountInRaw: ETH / 9n, quoteToken: zeroAddress })
       await eventually(() => w.received.find((e) => e.id === at(bought.receipt, c.curve).id), { what: "the buy after the rest", deadlineMs: 15_000, intervalMs: 5 })
     } finally {
-      await closeLoopback(proxy)
+      await proxy.close()
+    }
+  })
+
+  it("at rest: a block replaced at the same height while the ingester idles is a reorg (the idle poll compares the hash, not only the number)", async () => {
+    const proxy = await notingProxy()
+    try {
+      const w = await open()
+      await w.start({ rpcUrl: proxy.url })
+      const tc = hoodTestClient(net)
+      const c = await launch(clientsFor(net, 14), "rest-reorg")
+      await w.caughtUp()
+      const snap = await snapshot(tc)
+      const old = await buy(clientsFor(net, 11), c.curve, { amountInRaw: ETH / 3n, quoteToken: zeroAddress })
+      const oldAt = at(old.receipt, c.curve)
+      await eventually(() => w.received.find((e) => e.id === oldAt.id), { what: "the old buy", deadlineMs: 15_000, intervalMs: 5 })
+      // The ingester idles at the old buy's block: three polls in a row that read only `latest`.
+      await eventually(
+        () => {
+          const last = proxy.calls.slice(-3)
+          return last.length === 3 && last.every((m) => m === "eth_getBlockByNumber latest") ? true : undefined
+        },
+        { what: "three idle polls", deadlineMs: 15_000, intervalMs: 5 }
+      )
+      // Nothing reaches the node from the ingester while the block is replaced at the same height.
+      proxy.hold()
+      try {
+        await revertTo(tc, snap)
+        const replacing = await buy(clientsFor(net, 12), c.curve, { amountInRaw: ETH / 4n, quoteToken: zeroAddress })
+        expect(replacing.receipt.blockNumber).toBe(old.receipt.blockNumber)
+        expect(replacing.receipt.blockHash).not.toBe(old.receipt.blockHash)
+        const newAt = at(replacing.receipt, c.curve)
+        proxy.release()
+        await eventually(() => w.received.find((e) => e.id === newAt.id), { what: "the replacing buy", deadlineMs: 15_000, intervalMs: 5 })
+        const ids = w.ofMint(c.token).map((e) => (e._tag === "Retracted" ? `R:${e.retractedIds.join(",")}` : e.id))
+        expect(ids.indexOf(`R:${oldAt.id}`)).toBeGreaterThan(-1)
+        expect(ids.indexOf(`R:${oldAt.id}`)).toBeLessThan(ids.indexOf(newAt.id))
+      } finally {
+        proxy.release()
+      }
+    } finally {
+      await proxy.close()
     }
   })
 
