@@ -550,10 +550,12 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
       })
 
     /** Is the window's tip still canonical? If not, the reorg is walked back and resolved. */
-    const checkTip = (tip: WindowBlock, head: bigint, target: bigint) =>
+    const checkTip = (tip: WindowBlock, head: bigint, target: bigint, newest?: { readonly number: bigint; readonly hash: string }) =>
       Effect.gen(function* () {
-        const canonical = tip.number <= head ? yield* header(tip.number) : null
-        return yield* drive({ _tag: "Canonical", number: tip.number, hash: canonical?.hash ?? null }, head, target, [])
+        // The tip at the head is checked against the newest block already read (no second read,
+        // which could find another block at that height than the one the step keeps as idle head).
+        const hash = newest !== undefined && newest.number === tip.number ? newest.hash : tip.number <= head ? ((yield* header(tip.number))?.hash ?? null) : null
+        return yield* drive({ _tag: "Canonical", number: tip.number, hash }, head, target, [])
       })
 
     /** Backfill one range of final blocks (no window: they are beyond any reorg we undo). */
@@ -596,6 +598,10 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
      * The head a step found nothing to do at (its tip checked canonical, no block due). While the
      * chain's newest block is still that one, by number and hash, nothing below it changed either
      * (a block's hash commits to its ancestors), so a poll that finds it is done after one read.
+     * Only a head the step verified itself is kept: the window's tip when it is the newest block
+     * (0 confirmations, compared with that very read), or any head when there is no window to
+     * undo. Below a confirmation depth the head is not what the tip check read, so every poll
+     * checks the tip again (docs/decisions.md "The engine at rest").
      */
     let idleHead: { readonly number: bigint; readonly hash: string } | undefined
 
@@ -612,10 +618,10 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
       const tip = window[window.length - 1]
       // A tip that vanished or changed at its height is a reorg even when no new block is due.
       if (tip !== undefined && (tip.number > head || next > target)) {
-        if (!(yield* checkTip(tip, head, target))) return true
+        if (!(yield* checkTip(tip, head, target, newest))) return true
       }
       if (next > target) {
-        idleHead = newest
+        if (tip === undefined || tip.number === head) idleHead = newest
         return false
       }
       const finalBoundary = target - BigInt(options.reorgWindowBlocks)
