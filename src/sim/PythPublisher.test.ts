@@ -3,7 +3,7 @@ import { Effect, Fiber, TestClock } from "effect"
 import { describe, expect, it } from "@effect/vitest"
 import { GENESIS_SOL_USD } from "../chain/solana/localnet/Ledger.js"
 import type { RpcSender } from "../chain/solana/RpcSender.js"
-import { postDue, runPythPublisher, walkPrice } from "./PythPublisher.js"
+import { postDue, priceHeartbeatMs, runPythPublisher, walkPrice } from "./PythPublisher.js"
 
 describe("the localnet publishers' price walk", () => {
   it("moves by the drawn basis points, exactly in bigint, and stays within half and twice the start", () => {
@@ -22,6 +22,24 @@ describe("postDue: a moved price at once, an unchanged one at the heartbeat", ()
     expect(postDue(101n, { price: 100n, atMs: 1_000 }, 1_001, 15_000)).toBe(true)
     expect(postDue(100n, { price: 100n, atMs: 1_000 }, 15_999, 15_000)).toBe(false)
     expect(postDue(100n, { price: 100n, atMs: 1_000 }, 16_000, 15_000)).toBe(true)
+  })
+})
+
+describe("priceHeartbeatMs: the age a reader may see, less the reader's lag, two looks and a second", () => {
+  it("is maxAge − commitment lag − 2 · look − 1 s, never under one look", () => {
+    // PRICE_MAX_AGE_MS 60 s, 2 s looks; Solana confirmed at 400 ms slots (one slot).
+    expect(priceHeartbeatMs(60_000, 400, 2_000)).toBe(54_600)
+    // Solana finalized: 32 slots of 400 ms.
+    expect(priceHeartbeatMs(60_000, 32 * 400, 2_000)).toBe(42_200)
+    // Hood: the feed's 1 s poll and 2 confirmations of 1 s blocks.
+    expect(priceHeartbeatMs(60_000, 3_000, 2_000)).toBe(52_000)
+    // A max age the margins eat up: one look (never more often than the looks).
+    expect(priceHeartbeatMs(5_000, 400, 2_000)).toBe(2_000)
+    expect(priceHeartbeatMs(7_001, 0, 2_000)).toBe(2_001)
+    // The oldest age a reader sees (heartbeat + one look + lag) stays under the max age.
+    for (const [maxAge, lag, look] of [[60_000, 400, 2_000], [60_000, 12_800, 2_000], [30_000, 3_000, 500]] as const) {
+      expect(priceHeartbeatMs(maxAge, lag, look) + look + lag).toBeLessThan(maxAge)
+    }
   })
 })
 
