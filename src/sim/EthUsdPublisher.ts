@@ -6,7 +6,8 @@
  * (`PythPublisher.walkPrice`); without it it never moves. As an aggregator's deviation-or-heartbeat
  * rule: a moved answer is posted at once, an unchanged one only when `heartbeatMs` has passed
  * since the last post (`PythPublisher.postDue`). Bounded: one transaction in flight, waited for by
- * receipt; a failed post is logged at debug level and retried at the next look.
+ * receipt; a post counts once its receipt says success (a reverted one left the answer as it
+ * was); a failed post is logged at debug level and retried at the next look.
  */
 import { type Account, type Address, type Chain, type PublicClient } from "viem"
 import { Clock, Duration, Effect, Random } from "effect"
@@ -37,7 +38,9 @@ export const runEthUsdPublisher = (clients: { readonly publicClient: PublicClien
       if (postDue(posted, last, nowMs, o.heartbeatMs)) {
         yield* Effect.tryPromise(async () => {
           const hash = await clients.wallet.writeContract({ address: o.feed, abi: ethUsdFeedAbi, functionName: "updateAnswer", args: [posted], chain: clients.chain, account: clients.account })
-          await clients.publicClient.waitForTransactionReceipt({ hash, timeout: 30_000 })
+          const receipt = await clients.publicClient.waitForTransactionReceipt({ hash, timeout: 30_000 })
+          // A reverted update left the answer as it was: not a post.
+          if (receipt.status !== "success") throw new Error(`updateAnswer reverted in ${hash}`)
         }).pipe(
           Effect.map(() => {
             last = { price: posted, atMs: nowMs }
