@@ -5,7 +5,8 @@
  * random walk of at most `stepBps` per look, kept within [start / 2, start · 2]; without it
  * (`--quiet`) it never moves. A moved price is posted at once; an unchanged one only when
  * `heartbeatMs` has passed since the last post (`postDue`), so a quiet localnet's price stays
- * fresh (the heartbeat is well inside `PRICE_MAX_AGE_MS`) without a transaction every interval.
+ * fresh (the heartbeat, `priceHeartbeatMs`, leaves the reader's lag, a look and a second inside
+ * `PRICE_MAX_AGE_MS`) without a transaction every interval.
  * Bounded: one transaction in flight; a refused post is logged at debug level and the next look
  * tries again (a refused post is not a post: the heartbeat counts from the last accepted one).
  */
