@@ -25,17 +25,20 @@ describe("postDue: a moved price at once, an unchanged one at the heartbeat", ()
   })
 })
 
-describe("priceHeartbeatMs: the age a reader may see, less the reader's lag, two looks and a second", () => {
-  it("is maxAge − commitment lag − 2 · look − 1 s, never under one look", () => {
-    // PRICE_MAX_AGE_MS 60 s, 2 s looks; Solana confirmed at 400 ms slots (one slot).
-    expect(priceHeartbeatMs(60_000, 400, 2_000)).toBe(54_600)
-    // Solana finalized: 32 slots of 400 ms.
-    expect(priceHeartbeatMs(60_000, 32 * 400, 2_000)).toBe(42_200)
+describe("priceHeartbeatMs: a quarter of the age a reader may see, within it less the reader's lag, two looks and a second", () => {
+  it("is a quarter of the max age, at most maxAge − commitment lag − 2 · look − 1 s, never under one look", () => {
+    // PRICE_MAX_AGE_MS 60 s, 2 s looks; Solana confirmed at 400 ms slots (one slot): a quarter.
+    expect(priceHeartbeatMs(60_000, 400, 2_000)).toBe(15_000)
+    // Solana finalized: 32 slots of 400 ms (the quarter is still inside the bound).
+    expect(priceHeartbeatMs(60_000, 32 * 400, 2_000)).toBe(15_000)
+    // Finalized with a 20 s max age: the bound, 20 − 12.8 − 4 − 1 = 2.2 s, not the quarter (5 s).
+    expect(priceHeartbeatMs(20_000, 32 * 400, 2_000)).toBe(2_200)
     // Hood: the feed's 1 s poll and 2 confirmations of 1 s blocks.
-    expect(priceHeartbeatMs(60_000, 3_000, 2_000)).toBe(52_000)
+    expect(priceHeartbeatMs(60_000, 3_000, 2_000)).toBe(15_000)
     // A max age the margins eat up: one look (never more often than the looks).
     expect(priceHeartbeatMs(5_000, 400, 2_000)).toBe(2_000)
-    expect(priceHeartbeatMs(7_001, 0, 2_000)).toBe(2_001)
+    // Between one look and the quarter: the bound (12 − 4.5 − 4 − 1 = 2.5 s against a 3 s quarter).
+    expect(priceHeartbeatMs(12_000, 4_500, 2_000)).toBe(2_500)
     // The oldest age a reader sees (heartbeat + one look + lag) stays under the max age.
     for (const [maxAge, lag, look] of [[60_000, 400, 2_000], [60_000, 12_800, 2_000], [30_000, 3_000, 500]] as const) {
       expect(priceHeartbeatMs(maxAge, lag, look) + look + lag).toBeLessThan(maxAge)

@@ -52,15 +52,17 @@ export const postDue = (price: bigint, last: LastPost | undefined, nowMs: number
   last === undefined || price !== last.price || nowMs - last.atMs >= heartbeatMs
 
 /**
- * How long an unchanged price may go before a publisher posts it again (pure): the reader's
- * `maxAgeMs`, less how long a post takes to reach the reader (`commitmentLagMs`: the commitment
- * it reads at, and its polling), less two looks (the look at which a due post is made comes up to
- * one look late, and one more for a post refused at that look) and a second (publish times in
- * whole seconds), never under one look. So a reader's oldest price is at most about
- * heartbeat + look + commitment lag, inside `maxAgeMs` (docs/decisions.md "The engine at rest").
+ * How long an unchanged price may go before a publisher posts it again (pure): a quarter of the
+ * reader's `maxAgeMs` (so up to three heartbeats in a row can be lost, e.g. a Solana post dropped
+ * after its preflight, before a price reads stale), and never more than `maxAgeMs` less how long a
+ * post takes to reach the reader (`commitmentLagMs`: the commitment it reads at, and its polling),
+ * less two looks (the look at which a due post is made comes up to one look late, and one more for
+ * a post refused at that look) and a second (publish times in whole seconds); never under one
+ * look. So a reader's oldest price is at most about heartbeat + look + commitment lag, inside
+ * `maxAgeMs` (docs/decisions.md "The engine at rest").
  */
 export const priceHeartbeatMs = (maxAgeMs: number, commitmentLagMs: number, lookMs: number): number =>
-  Math.max(lookMs, maxAgeMs - commitmentLagMs - 2 * lookMs - 1_000)
+  Math.max(lookMs, Math.min(Math.floor(maxAgeMs / 4), maxAgeMs - commitmentLagMs - 2 * lookMs - 1_000))
 
 export const runPythPublisher = (sender: RpcSender, o: PythPublisherOptions) =>
   Effect.gen(function* () {
