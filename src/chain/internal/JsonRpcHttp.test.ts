@@ -570,6 +570,39 @@ describe("postJson's connections", () => {
     }
   })
 
+  // Permits go back inside undici's own loops (its error and end callbacks): a refused connection
+  // or a reset after the headers, with waiters queued behind the 64, must settle every call once,
+  // hold nothing after, and never throw out of undici (an uncaught exception fails this file).
+  it("a refused connection with waiters queued: every call fails, nothing pending, the origin's entry dropped", async () => {
+    const calls = Array.from({ length: 100 }, () => postJson("http://127.0.0.1:1/", "{}", { deadlineMs: 20_000 }))
+    const outcomes = await Promise.allSettled(calls)
+    expect(outcomes.filter((o) => o.status === "rejected" && !(o.reason instanceof JsonRpcTimeout)).length).toBe(100)
+    expect(jsonRpcPending()).toBe(0)
+    expect(jsonRpcWaiting()).toBe(0)
+    await eventually(() => jsonRpcGateCount() === 0, { what: "the origin's entry dropped", deadlineMs: 20_000, intervalMs: 20 })
+  })
+
+  it("a connection reset after the headers with waiters queued: every call fails, nothing pending, the origin's entry dropped", async () => {
+    const s = http.createServer((req, res) => {
+      req.resume()
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "application/json", "content-length": "1000" })
+        res.write("{", () => req.socket.destroy())
+      })
+    })
+    const url = await listenLoopback(s)
+    try {
+      const calls = Array.from({ length: 100 }, () => postJson(url, "{}", { deadlineMs: 20_000 }))
+      const outcomes = await Promise.allSettled(calls)
+      expect(outcomes.filter((o) => o.status === "rejected" && !(o.reason instanceof JsonRpcTimeout)).length).toBe(100)
+      expect(jsonRpcPending()).toBe(0)
+      expect(jsonRpcWaiting()).toBe(0)
+      await eventually(() => jsonRpcGateCount() === 0, { what: "the origin's entry dropped", deadlineMs: 20_000, intervalMs: 20 })
+    } finally {
+      await closeLoopback(s)
+    }
+  })
+
   it("hands permits out first come, first served; the origin's entry is dropped once all are done", async () => {
     const held = await heldServer()
     try {
