@@ -1,7 +1,8 @@
 /**
  * How far ingestion trails the chains, as `/readyz` reports it beside its checks (a fact, never a
  * reason to be unready): per chain the last slot or block whose events the ingester published
- * (`published`) and the node's head read at the same time (`head`: Solana's newest slot at the
+ * (`published`) and the node's head read with it (`head`; a report that joins a head read already
+ * in flight gets that read's answer, sent up to its 1.5 s deadline earlier: Solana's newest slot at the
  * ingester's commitment, Hood's newest block), and `actorsPending`, the `chain.events` records the
  * market actors have not yet applied and checkpointed (end offsets minus the `actors` group's
  * committed offsets).
