@@ -5,15 +5,15 @@
  * the answer takes the same seeded, bounded random walk as Solana's SOL/USD
  * (`PythPublisher.walkPrice`); without it it never moves. As an aggregator's deviation-or-heartbeat
  * rule: a moved answer is posted at once, an unchanged one only when `heartbeatMs` has passed
- * since the last post (`PythPublisher.postDue`). Bounded: one transaction in flight, waited for by
+ * since the last post (`PythPublisher.postDue`; the loop is `PythPublisher.publishLoop`). Bounded: one transaction in flight, waited for by
  * receipt; a post counts once its receipt says success (a reverted one left the answer as it
  * was); a failed post is logged at debug level and retried at the next look.
  */
 import { type Account, type Address, type Chain, type PublicClient } from "viem"
-import { Clock, Duration, Effect, Random } from "effect"
+import { Effect, Random } from "effect"
 import { ethUsdFeedAbi } from "../chain/hood/abi.generated.js"
 import type { HoodWallet } from "../chain/hood/client/HoodClient.js"
-import { type LastPost, postDue, walkPrice } from "./PythPublisher.js"
+import { publishLoop } from "./PythPublisher.js"
 
 export interface EthUsdPublisherOptions {
   readonly seed: number
@@ -27,27 +27,9 @@ export interface EthUsdPublisherOptions {
 }
 
 export const runEthUsdPublisher = (clients: { readonly publicClient: PublicClient; readonly wallet: HoodWallet; readonly chain: Chain; readonly account: Account }, o: EthUsdPublisherOptions) =>
-  Effect.gen(function* () {
-    const stepBps = o.stepBps ?? 50
-    let answer = o.startAnswer
-    let last: LastPost | undefined
-    for (;;) {
-      if (o.move) answer = walkPrice(answer, o.startAnswer, yield* Random.nextIntBetween(-stepBps, stepBps + 1))
-      const posted = answer
-      const nowMs = yield* Clock.currentTimeMillis
-      if (postDue(posted, last, nowMs, o.heartbeatMs)) {
-        yield* Effect.tryPromise(async () => {
-          const hash = await clients.wallet.writeContract({ address: o.feed, abi: ethUsdFeedAbi, functionName: "updateAnswer", args: [posted], chain: clients.chain, account: clients.account })
-          const receipt = await clients.publicClient.waitForTransactionReceipt({ hash, timeout: 30_000 })
-          // A reverted update left the answer as it was: not a post.
-          if (receipt.status !== "success") throw new Error(`updateAnswer reverted in ${hash}`)
-        }).pipe(
-          Effect.map(() => {
-            last = { price: posted, atMs: nowMs }
-          }),
-          Effect.catchAll((e) => Effect.logDebug("ETH/USD reporter: post failed", String(e)))
-        )
-      }
-      yield* Effect.sleep(Duration.millis(o.intervalMs))
-    }
+  publishLoop(o.startAnswer, o, "ETH/USD reporter: post failed", async (answer) => {
+    const hash = await clients.wallet.writeContract({ address: o.feed, abi: ethUsdFeedAbi, functionName: "updateAnswer", args: [answer], chain: clients.chain, account: clients.account })
+    const receipt = await clients.publicClient.waitForTransactionReceipt({ hash, timeout: 30_000 })
+    // A reverted update left the answer as it was: not a post.
+    if (receipt.status !== "success") throw new Error(`updateAnswer reverted in ${hash}`)
   }).pipe(Effect.withRandom(Random.make(o.seed + 1)))

@@ -64,26 +64,45 @@ export const postDue = (price: bigint, last: LastPost | undefined, nowMs: number
 export const priceHeartbeatMs = (maxAgeMs: number, commitmentLagMs: number, lookMs: number): number =>
   Math.max(lookMs, Math.min(Math.floor(maxAgeMs / 4), maxAgeMs - commitmentLagMs - 2 * lookMs - 1_000))
 
-export const runPythPublisher = (sender: RpcSender, o: PythPublisherOptions) =>
+/** What the look-and-post loop needs of a publisher's options. */
+export interface PublishLoopOptions {
+  readonly intervalMs: number
+  readonly heartbeatMs: number
+  readonly move: boolean
+  readonly stepBps?: number
+}
+
+/**
+ * The look-and-post loop both localnet publishers run (SOL/USD here, ETH/USD in `EthUsdPublisher`):
+ * every `intervalMs` the price takes a step of the walk when `move`, and is posted when `postDue`;
+ * `post` resolves once the node took the price (then it is the last post) and rejects otherwise
+ * (logged at debug level as `refused`, tried again at the next look). Draws from the caller's `Random`.
+ */
+export const publishLoop = (start: bigint, o: PublishLoopOptions, refused: string, post: (price: bigint) => Promise<unknown>) =>
   Effect.gen(function* () {
-    const publisher = yield* Effect.promise(() => pythPublisherSigner())
     const stepBps = o.stepBps ?? 50
-    let price = o.start.price
+    let price = start
     let last: LastPost | undefined
     for (;;) {
-      if (o.move) price = walkPrice(price, o.start.price, yield* Random.nextIntBetween(-stepBps, stepBps + 1))
+      if (o.move) price = walkPrice(price, start, yield* Random.nextIntBetween(-stepBps, stepBps + 1))
       const posted = price
       const nowMs = yield* Clock.currentTimeMillis
       if (postDue(posted, last, nowMs, o.heartbeatMs)) {
-        yield* Effect.tryPromise(() =>
-          sender.send(publisher, [getLocalnetPostPriceInstruction({ publisher, priceAccount: o.priceAccount, price: posted, conf: o.start.conf, exponent: o.start.exponent })])
-        ).pipe(
+        yield* Effect.tryPromise(() => post(posted)).pipe(
           Effect.map(() => {
             last = { price: posted, atMs: nowMs }
           }),
-          Effect.catchAll((e) => Effect.logDebug("pyth publisher: post refused", String(e)))
+          Effect.catchAll((e) => Effect.logDebug(refused, String(e)))
         )
       }
       yield* Effect.sleep(Duration.millis(o.intervalMs))
     }
+  })
+
+export const runPythPublisher = (sender: RpcSender, o: PythPublisherOptions) =>
+  Effect.gen(function* () {
+    const publisher = yield* Effect.promise(() => pythPublisherSigner())
+    return yield* publishLoop(o.start.price, o, "pyth publisher: post refused", (price) =>
+      sender.send(publisher, [getLocalnetPostPriceInstruction({ publisher, priceAccount: o.priceAccount, price, conf: o.start.conf, exponent: o.start.exponent })])
+    )
   }).pipe(Effect.withRandom(Random.make(o.seed)))
