@@ -31,10 +31,12 @@ import { insertAccount } from "../../src/services/accounts/AccountRepository.js"
 import * as ImageService from "../../src/services/images/ImageService.js"
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import * as HoodSelfLaunch from "../../src/services/launch/HoodSelfLaunch.js"
+import { devBuyFeeRaw } from "../../src/services/launch/internal/LaunchSpend.js"
 import * as LaunchLedger from "../../src/services/launch/LaunchLedger.js"
 import type { LaunchError } from "../../src/services/launch/LaunchError.js"
 import { decodeSelfLaunchRequest, type SelfLaunchBody } from "../../src/services/launch/request/DecodeLaunchRequest.js"
 import type { SelfCaller } from "../../src/services/launch/SolanaSelfLaunch.js"
+import { fixedPriceSource, LOCALNET_USD_PRICES_DEFAULT } from "../../src/services/prices/PriceSource.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import type { KeyInfo, Principal } from "../../src/services/wallets/Principal.js"
 import * as WalletProvider from "../../src/services/wallets/WalletProvider.js"
@@ -91,7 +93,7 @@ beforeAll(async () => {
         exclusiveHolderPassRaw: 1n,
         teeLaunchBuysEnabled: false
       },
-      { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry }
+      { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) }
     )
   )
 }, 180_000)
@@ -353,7 +355,7 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
           exclusiveHolderPassRaw: 1n,
           teeLaunchBuysEnabled: buys
         },
-        { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry }
+        { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) }
       )
     )
 
@@ -409,5 +411,128 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
     if (Either.isLeft(last)) throw new Error(`buy leg refused: ${last.left.reason} ${last.left.message}`)
     if ((last.right as any).operation !== undefined) throw new Error(JSON.stringify((last.right as any).operation.legs.map((l: any) => [l.kind, l.status, l.txHash])))
     expect(last.right).toMatchObject({ chain: "hood", mint: r.right.build.mint, devBuy: { outcome: "landed" } })
+  })
+
+  describe("the TEE dev buy through the spend gate: held against the bound key's USD window before signing (launch spec 3.1; document 2, 4.1)", () => {
+    // 0.01 ETH plus the Pro plan's platform fee (Hood rounds down), at the localnet's $3,000 an ETH.
+    const BUY = 10n ** 16n
+    const spendRaw = BUY + devBuyFeeRaw("hood", BUY, pro.feeBps)
+    const spendUsd = (spendRaw * 3000n * 10n ** 6n) / ETH
+    let svc: HoodSelfLaunch.HoodSelfLaunchShape
+    beforeAll(async () => {
+      svc = await teeService(true)
+    })
+
+    const setTxLimit = (a: Agent, usdMicros: bigint) =>
+      withSql(Effect.orDie(sql`UPDATE agent_keys SET tx_limit_usd_micros = ${usdMicros.toString()}, tx_limit_reset = 'daily' WHERE id = ${a.caller.keyId}`))
+    /** The caller as the routes hand it over: the key row the request authenticated with (`SelfCaller.spendKey`). */
+    const authenticatedWith = (a: Agent, usdMicros: bigint): SelfCaller => ({
+      ...a.caller,
+      spendKey: { id: a.caller.keyId, prefix: a.caller.keyPrefix, spendLimits: null, txLimit: { usdMicros: Number(usdMicros), reset: "daily" } }
+    })
+    const holds = (a: Agent) =>
+      withSql(
+        Effect.orDie(sql<{ id: string; state: string; rail: string; purpose: string; amount: string; usd: string }>`
+          SELECT id, state, rail, purpose, amount_raw::text AS amount, usd_micros::text AS usd FROM spend_reservations WHERE key_id = ${a.caller.keyId} ORDER BY created_at`)
+      )
+    const usage = (a: Agent) =>
+      withSql(
+        Effect.orDie(sql<{ usd: string | null; trades: number | null; launches: number | null }>`
+          SELECT sum(usd_micros)::text AS usd, sum(trade_count)::int AS trades, sum(launch_count)::int AS launches FROM agent_key_usage_daily WHERE key_id = ${a.caller.keyId}`)
+      )
+    const ledgerRows = (a: Agent) => withSql(Effect.orDie(sql<{ id: string }>`SELECT client_launch_id AS id FROM launch_ledger WHERE account_id = ${a.caller.accountId}`))
+    const buildRows = (a: Agent) => withSql(Effect.orDie(sql<{ id: string }>`SELECT client_launch_id AS id FROM self_launch_builds WHERE account_id = ${a.caller.accountId}`))
+    const claims = (a: Agent) => withSql(Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM sign_claims WHERE account_id = ${a.caller.accountId}`))
+    const reasonOf = (r: Either.Either<unknown, LaunchError>) => (Either.isLeft(r) ? r.left.reason : "admitted")
+
+    /** Signs and confirms every leg of the operation in order; the last confirm's answer. */
+    const runOperation = async (a: Agent, walletId: string, b: SelfLaunchBody, op: NonNullable<HoodSelfLaunch.HoodSelfBuild["operation"]>) => {
+      let answer: unknown
+      for (const leg of op.legs) {
+        const next = await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, walletId, leg) }))
+        if (Either.isLeft(next)) throw new Error(`leg ${leg.kind} refused: ${next.left.reason} ${next.left.message}`)
+        answer = next.right
+      }
+      return answer as Record<string, unknown>
+    }
+
+    it("a txLimit below the buy plus its fee: the build is refused, KEY_LIMIT_REACHED with resetsAt, and records nothing (no ledger row, build, claim or hold)", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd - 1n)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      // Endpoint rule 4: the dry run does not check the USD spend window (the build's hold does), on the authenticated row or not.
+      for (const caller of [authenticatedWith(a, spendUsd - 1n), a.caller]) expect(reasonOf(await run(svc.dryRun(caller, b)))).toBe("admitted")
+      const refused = await run(svc.build(a.caller, b))
+      expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, typeof refused.left.details?.resetsAt]).toEqual(["key_limit_reached", true, "number"])
+      expect([await holds(a), await ledgerRows(a), await buildRows(a), await claims(a)]).toEqual([[], [], [], [{ n: 0 }]])
+      // Without a dev buy the TEE launch spends nothing from the window: built.
+      expect(reasonOf(await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id }))))).toBe("admitted")
+      expect(await holds(a)).toEqual([])
+    })
+
+    it("exactly at the limit: admitted, the window holds buy plus fee once (a replayed build holds nothing more), another buy is refused; the landed buy books once", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const r = await run(svc.build(a.caller, b))
+      if (Either.isLeft(r) || r.right._tag !== "Built") throw new Error("build refused")
+      const op = r.right.build.operation!
+      const held = [{ id: `launch:self:${JSON.stringify([a.caller.accountId, b.request.clientLaunchId, 1])}`, state: "held", rail: "tee", purpose: "dev_buy", amount: spendRaw.toString(), usd: spendUsd.toString() }]
+      expect(await holds(a)).toEqual(held)
+      // The same clientLaunchId again, unsigned: the same operation, and still one hold.
+      const again = await run(svc.build(a.caller, b))
+      expect(Either.isRight(again) && again.right._tag === "Built" && again.right.build.operation?.operationId).toBe(op.operationId)
+      expect(await holds(a)).toEqual(held)
+      // The window is full: another TEE buy of the key is refused at build, recording nothing.
+      const other = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      expect(reasonOf(await run(svc.build(a.caller, other)))).toBe("key_limit_reached")
+      expect((await ledgerRows(a)).map((x) => x.id)).toEqual([b.request.clientLaunchId])
+
+      const result = await runOperation(a, tee.id, b, op)
+      expect(result).toMatchObject({ chain: "hood", devBuy: { outcome: "landed" } })
+      expect(await holds(a)).toEqual([{ ...held[0], state: "booked" }])
+      expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      // A confirm replayed after the record (a retry, a recovery) answers the stored result and books nothing again.
+      const replay = await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId }))
+      expect(Either.isRight(replay) && replay.right).toEqual(result)
+      expect(await holds(a)).toEqual([{ ...held[0], state: "booked" }])
+      expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+    })
+
+    it("a dev buy that reverts (another buyer moved the curve past its minimum out) releases its hold: nothing booked or metered, the window free again", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const r = await run(svc.build(a.caller, b))
+      if (Either.isLeft(r) || r.right._tag !== "Built") throw new Error("build refused")
+      const op = r.right.build.operation!
+      const confirmLeg = async (i: number) => {
+        const next = await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, op.legs[i]!) }))
+        if (Either.isLeft(next)) throw new Error(`leg ${i} refused: ${next.left.reason} ${next.left.message}`)
+        return next.right as Record<string, unknown>
+      }
+      await confirmLeg(0)
+      // The curve exists: a stranger buys first, so the dev buy's 1% minimum out can no longer be met.
+      const stranger = privateKeyToAccount(generatePrivateKey())
+      await setEthBalance(tc, stranger.address, 10n * ETH)
+      const pc = publicClientOf(localnet)
+      const ahead = await createWalletClient({ account: stranger, chain: localnet.chain, transport: http(localnet.rpcUrl) }).sendTransaction({
+        to: getAddress(r.right.build.pool),
+        value: ETH,
+        data: encodeFunctionData({ abi: bondingCurveAbi, functionName: "buy", args: [ETH, 0n] })
+      })
+      expect((await pc.waitForTransactionReceipt({ hash: ahead, pollingInterval: 20 })).status).toBe("success")
+      await confirmLeg(1)
+      const last = await confirmLeg(2)
+      expect(last).toMatchObject({ chain: "hood", devBuy: { outcome: "reverted" } })
+      expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["released", spendUsd.toString()]])
+      expect(await usage(a)).toEqual([{ usd: "0", trades: 0, launches: 1 }])
+      // Released: the window admits the next buy at the limit again (held anew).
+      expect(reasonOf(await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() }))))).toBe("admitted")
+      expect((await holds(a)).map((h) => h.state)).toEqual(["released", "held"])
+    })
   })
 })

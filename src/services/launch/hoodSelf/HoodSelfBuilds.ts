@@ -113,6 +113,7 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
     Effect.gen(function* () {
       const g = yield* gates(caller, body)
       const request = body.request
+      // Endpoint rule 4: the dry run does not check a TEE wallet's USD spend window (the build's hold decides it); the per-asset cap is the payer gate's.
       return {
         dryRun: true,
         launchWallet: getAddress(g.payer.address),

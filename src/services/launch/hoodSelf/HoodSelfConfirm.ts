@@ -19,11 +19,12 @@ import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import type { HoodSelfAttempts } from "./HoodSelfAttempt.js"
 import type { HoodSelfContext, Stored, StoredFee } from "./HoodSelfContext.js"
 import { makeHoodSelfOperation } from "./HoodSelfOperation.js"
+import type { HoodSelfSpend } from "./HoodSelfSpend.js"
 import { devBuyMatches, devBuyOutcome, feeLegVerifies } from "./HoodSelfRules.js"
 
 const storage = launchStorage
 
-export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAttempts) => {
+export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAttempts, spend: HoodSelfSpend) => {
   const { config, deps, chain, withSql } = ctx
   const { ledger, wallets } = deps
   const { receiptOf, transactionOf } = chain
@@ -70,6 +71,7 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
       if (tx.to !== getAddress(c.factory) || tx.input.toLowerCase() !== stored.build.transaction.data.toLowerCase()) return yield* notThis
       if (receipt.status !== "success") {
         yield* failOnChainFailure(ledger, row)
+        yield* spend.releaseFailed(stored)
         return yield* launchFailure("launch_failed", `createCurve ${hashes.signature} reverted on chain; build again with the same clientLaunchId`, {
           retryable: true,
           details: { reason: "reverted", signature: hashes.signature }
@@ -96,6 +98,8 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
           // One fee transfer pays one launch: the unique index refuses a race that passed the check above.
           if (fee !== null && hashes.feeTxHash !== undefined) yield* recordFeeTx(attemptRef, hashes.feeTxHash)
           yield* confirmedWrites({ keyId: stored.row.keyId, fee: fee === null ? null : { quoteAsset: "eth", feeRaw: BigInt(fee.feeRaw) }, devBuy: result.devBuy })(r)
+          // A TEE build's dev-buy hold: booked once when the buy landed, released when it reverted.
+          yield* spend.settledIn(stored, devBuy === null ? undefined : devBuy.outcome)(r)
         })
       const confirmed = yield* recordConfirmed(ledger, row, result, onChain, writes)
       const claims = stored.build.operation?.legs.map((l) => l.claimId) ?? [stored.row.claimId, ...(fee !== null ? [fee.leg.claimId] : [])]
@@ -103,7 +107,7 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
       return confirmed
     })
 
-  const operations = makeHoodSelfOperation(ctx, record)
+  const operations = makeHoodSelfOperation(ctx, record, spend.releaseFailed)
 
   const confirm = (caller: SelfCaller, input: HoodSelfConfirmInput): Effect.Effect<StoredResult, LaunchError> =>
     Effect.gen(function* () {

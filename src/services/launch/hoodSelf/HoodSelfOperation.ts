@@ -28,7 +28,7 @@ export type RecordLaunch = (
   hashes: { signature: string; feeTxHash?: string | undefined; devBuySignature?: string | undefined }
 ) => Effect.Effect<StoredResult, LaunchError>
 
-export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch) => {
+export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch, releaseFailed: (stored: Stored) => Effect.Effect<void, LaunchError>) => {
   const { chain, withSql } = ctx
   const { ledger, wallets } = ctx.deps
 
@@ -133,6 +133,8 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
       }
       if (op.state === "failed") {
         yield* failOnChainFailure(ledger, row)
+        // createCurve reverted: the dev buy can never be bought; its hold stops weighing on the key's window.
+        yield* releaseFailed(stored)
         return yield* launchFailure("launch_failed", "createCurve reverted on chain; build again with the same clientLaunchId", { retryable: true, details: { reason: "reverted" } })
       }
       if (op.nextLeg !== null) return { clientLaunchId: row.clientLaunchId, operation: op } satisfies StoredResult
