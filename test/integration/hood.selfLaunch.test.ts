@@ -16,7 +16,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Either, Exit, Layer, Scope } from "effect"
 import { webcrypto } from "node:crypto"
-import { type Address, createWalletClient, encodeFunctionData, getAddress, type Hex, http } from "viem"
+import { createServer, type Server } from "node:http"
+import { type Address, createWalletClient, encodeFunctionData, getAddress, type Hex, http, keccak256 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AgentLaunches } from "../../actors/AgentLaunches.js"
@@ -36,12 +37,14 @@ import * as LaunchLedger from "../../src/services/launch/LaunchLedger.js"
 import type { LaunchError } from "../../src/services/launch/LaunchError.js"
 import { decodeSelfLaunchRequest, type SelfLaunchBody } from "../../src/services/launch/request/DecodeLaunchRequest.js"
 import type { SelfCaller } from "../../src/services/launch/SolanaSelfLaunch.js"
+import { sweep as sweepHolds } from "../../src/services/spend/SpendStore.js"
 import { fixedPriceSource, LOCALNET_USD_PRICES_DEFAULT } from "../../src/services/prices/PriceSource.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import type { KeyInfo, Principal } from "../../src/services/wallets/Principal.js"
 import * as WalletProvider from "../../src/services/wallets/WalletProvider.js"
 import * as WalletService from "../../src/services/wallets/WalletService.js"
 import { sealForImport } from "../support/hpkeSealer.js"
+import { closeLoopback, listenLoopback } from "../support/loopbackHttp.js"
 import { solidImage } from "../support/testImages.js"
 import { launchFailureCodesLayer } from "../../api/LaunchCodes.js"
 
@@ -496,7 +499,7 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
     })
 
-    it("a dev buy that reverts (another buyer moved the curve past its minimum out) releases its hold: nothing booked or metered, the window free again", async () => {
+    it("a dev buy that reverts (another buyer moved the curve past its minimum out) after its fee leg landed: the buy released, the fee booked and metered (rule 4)", async () => {
       const a = await agent()
       const tee = await teeWallet(a)
       await setTxLimit(a, spendUsd)
@@ -523,11 +526,236 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       await confirmLeg(1)
       const last = await confirmLeg(2)
       expect(last).toMatchObject({ chain: "hood", devBuy: { outcome: "reverted" } })
-      expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["released", spendUsd.toString()]])
-      expect(await usage(a)).toEqual([{ usd: "0", trades: 0, launches: 1 }])
-      // Released: the window admits the next buy at the limit again (held anew).
+      // Rule 4: the fee leg went first and landed, a real movement: the fee is booked (its share of the hold), the buy released.
+      const feeRaw = spendRaw - BUY
+      const feeUsd = (spendUsd * feeRaw) / spendRaw
+      const holdId = `launch:self:${JSON.stringify([a.caller.accountId, b.request.clientLaunchId, 1])}`
+      expect((await holds(a)).map((h) => [h.id, h.state, h.amount, h.usd])).toEqual([
+        [holdId, "released", spendRaw.toString(), spendUsd.toString()],
+        [`${holdId}:fee`, "booked", feeRaw.toString(), feeUsd.toString()]
+      ])
+      expect(await usage(a)).toEqual([{ usd: feeUsd.toString(), trades: 0, launches: 1 }])
+      // Released but the fee: the window admits a buy of the limit less the fee (the next at-limit buy is refused).
+      expect(reasonOf(await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() }))))).toBe("key_limit_reached")
+      await setTxLimit(a, spendUsd + feeUsd)
       expect(reasonOf(await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() }))))).toBe("admitted")
-      expect((await holds(a)).map((h) => h.state)).toEqual(["released", "held"])
+      expect((await holds(a)).map((h) => h.state)).toEqual(["released", "booked", "held"])
+    })
+
+
+    /** Builds a TEE launch with a dev buy for `a`; the operation. */
+    const buildBuy = async (a: Agent, b: SelfLaunchBody, over: HoodSelfLaunch.HoodSelfLaunchShape = svc) => {
+      const r = await run(over.build(a.caller, b))
+      if (Either.isLeft(r) || r.right._tag !== "Built") throw new Error(`build refused: ${Either.isLeft(r) ? r.left.reason : "replay"}`)
+      return r.right.build
+    }
+    const holdIdOf = (a: Agent, b: SelfLaunchBody, attempt: number) => `launch:self:${JSON.stringify([a.caller.accountId, b.request.clientLaunchId, attempt])}`
+    const claimState = (id: string) => withSql(Effect.orDie(sql<{ state: string }>`SELECT state FROM sign_claims WHERE id = ${id}`)).then((r) => r[0]?.state)
+    const backdateHolds = (a: Agent) => withSql(Effect.orDie(sql`UPDATE spend_reservations SET expires_at = ${new Date(Date.now() - 3_600_000)} WHERE key_id = ${a.caller.keyId}`))
+    const sweepNow = () => withSql(Effect.orDie(sweepHolds()))
+    /** The factory answering every call with a revert (a `createCurve` mined reverted), and back. */
+    const withRevertingFactory = async <A>(f: () => Promise<A>): Promise<A> => {
+      const code = await publicClientOf(localnet).getCode({ address: localnet.addresses.factory })
+      await tc.setCode({ address: localnet.addresses.factory, bytecode: "0x60006000fd" })
+      try {
+        return await f()
+      } finally {
+        await tc.setCode({ address: localnet.addresses.factory, bytecode: code! })
+      }
+    }
+
+    describe("reads through an RPC proxy that fails chosen reads", () => {
+      let proxy: Server
+      let proxied: HoodSelfLaunch.HoodSelfLaunchShape
+      const failReceipt = new Set<string>()
+      const failTransaction = new Set<string>()
+      beforeAll(async () => {
+        proxy = createServer((req, res) => {
+          const chunks: Array<Buffer> = []
+          req.on("data", (c: Buffer) => chunks.push(c))
+          req.on("end", () => {
+            const text = Buffer.concat(chunks).toString()
+            const message = JSON.parse(text) as { id?: unknown; method?: string; params?: Array<unknown> }
+            const hash = String(message.params?.[0] ?? "").toLowerCase()
+            if ((message.method === "eth_getTransactionReceipt" && failReceipt.has(hash)) || (message.method === "eth_getTransactionByHash" && failTransaction.has(hash))) {
+              res.writeHead(200, { "content-type": "application/json" })
+              res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32000, message: "header not found" } }))
+              return
+            }
+            void fetch(localnet.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: text })
+              .then(async (upstream) => {
+                res.writeHead(upstream.status, { "content-type": "application/json" })
+                res.end(await upstream.text())
+              })
+              .catch(() => {
+                res.writeHead(502)
+                res.end()
+              })
+          })
+        })
+        const url = await listenLoopback(proxy)
+        proxied = await withSql(
+          HoodSelfLaunch.make(
+            {
+              chain: localnet.chain,
+              rpcUrl: url,
+              factory: localnet.addresses.factory,
+              bondingCurveBytecode: localnet.artifacts.BondingCurve.bytecode,
+              baseUrl: BASE_URL,
+              exclusiveHolderPassRaw: 1n,
+              teeLaunchBuysEnabled: true
+            },
+            { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) }
+          )
+        )
+      })
+      afterAll(async () => {
+        if (proxy !== undefined) await closeLoopback(proxy)
+      })
+
+      it("a failed receipt or transaction read is never a verdict: the confirm fails retryable and releases nothing; with reads restored the landed buy books once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b, proxied)
+        const op = build.operation!
+        const confirmSigned = async (i: number) => run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, op.legs[i]!) }))
+        // createCurve mined, its receipt unreadable: before, two failed reads with the nonce moved marked it reverted and failed the launch.
+        const createSigned = await teeSign(a, tee.id, op.legs[0]!)
+        failReceipt.add(keccak256(createSigned as Hex).toLowerCase())
+        const unread = await run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: createSigned }))
+        expect(Either.isLeft(unread) && [unread.left.reason, unread.left.retryable, unread.left.details?.reason]).toEqual(["launch_failed", true, "chain_read_failed"])
+        failReceipt.clear()
+        const created = await run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId }))
+        expect(Either.isRight(created) && created.right).toMatchObject({ operation: { nextLeg: 1 } })
+        expect(Either.isRight(await confirmSigned(1))).toBe(true)
+        // The dev buy lands; its receipt and its transaction unreadable.
+        const buySigned = await teeSign(a, tee.id, op.legs[2]!)
+        const buyHash = keccak256(buySigned as Hex).toLowerCase()
+        failReceipt.add(buyHash)
+        failTransaction.add(buyHash)
+        const failed = await run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: buySigned }))
+        expect(Either.isLeft(failed) && [failed.left.reason, failed.left.retryable, failed.left.details?.reason]).toEqual(["launch_failed", true, "chain_read_failed"])
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        expect((await usage(a))[0]?.launches ?? 0).toBe(0)
+        // The receipt readable again, the transaction still not: the outcome is the operation's own leg (mined), never a re-read.
+        failReceipt.clear()
+        const done = await run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId }))
+        failTransaction.clear()
+        expect(Either.isRight(done) && done.right).toMatchObject({ chain: "hood", devBuy: { outcome: "landed" } })
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+    })
+
+    it("the sweep keeps the hold of a build whose dev-buy leg the relay signed (those bytes can land, no expiry); an unsigned build's expired hold is swept", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      for (const leg of op.legs) await teeSign(a, tee.id, leg)
+      await backdateHolds(a)
+      await sweepNow()
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      expect(reasonOf(await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() }))))).toBe("key_limit_reached")
+      // Unsigned: nothing can land once its claims' lifetime passed (the hold lives that long); past it the sweep releases it.
+      const c = await agent()
+      const tee2 = await teeWallet(c)
+      await setTxLimit(c, spendUsd)
+      await buildBuy(c, body(c, { linkedWalletId: tee2.id, buyAmount: BUY.toString() }))
+      const expiry = await withSql(Effect.orDie(sql<{ hold: Date; claim: Date }>`
+        SELECT r.expires_at AS hold, (SELECT max(expires_at) FROM sign_claims WHERE account_id = ${c.caller.accountId}) AS claim FROM spend_reservations r WHERE r.key_id = ${c.caller.keyId}`))
+      expect(new Date(expiry[0]!.hold).getTime()).toBeGreaterThanOrEqual(new Date(expiry[0]!.claim).getTime())
+      await backdateHolds(c)
+      await sweepNow()
+      expect((await holds(c)).map((h) => h.state)).toEqual(["released"])
+    })
+
+    it("createCurve reverted, the dev buy never signed: its claims are expired first, then the hold released; a build again holds anew", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      const failed = await withRevertingFactory(async () =>
+        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, op.legs[0]!) }))
+      )
+      expect(Either.isLeft(failed) && [failed.left.reason, failed.left.details?.reason]).toEqual(["launch_failed", "reverted"])
+      expect([await claimState(op.legs[1]!.claimId), await claimState(op.legs[2]!.claimId)]).toEqual(["expired", "expired"])
+      expect((await holds(a)).map((h) => h.state)).toEqual(["released"])
+      expect(reasonOf(await run(svc.build(a.caller, b)))).toBe("admitted")
+      expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "released"], [holdIdOf(a, b, 2), "held"]])
+    })
+
+    it("createCurve reverted after the relay signed the dev buy: the hold stays (swept or not) while those bytes can land; they land, and the build again books it once", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, 2n * spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      const feeSigned = await teeSign(a, tee.id, op.legs[1]!)
+      const buySigned = await teeSign(a, tee.id, op.legs[2]!)
+      const failed = await withRevertingFactory(async () =>
+        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, op.legs[0]!) }))
+      )
+      expect(Either.isLeft(failed) && failed.left.details?.reason).toBe("reverted")
+      await backdateHolds(a)
+      await sweepNow()
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      // The agent sends the relay-signed bytes itself: the fee, then the buy (a plain ETH transfer to the curve address no curve took).
+      const pc = publicClientOf(localnet)
+      for (const signed of [feeSigned, buySigned]) {
+        const hash = await pc.sendRawTransaction({ serializedTransaction: signed as Hex })
+        expect((await pc.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status).toBe("success")
+      }
+      expect(reasonOf(await run(svc.build(a.caller, b)))).toBe("admitted")
+      expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "booked"], [holdIdOf(a, b, 2), "held"]])
+      expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 0 }])
+    })
+
+    it("a rebuild of an attempt proven dead (its createCurve nonce taken, no curve) expires its unsigned dev-buy claim and releases its hold before the new attempt holds", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, 2n * spendUsd)
+      const x = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const y = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const xOp = (await buildBuy(a, x)).operation!
+      const yOp = (await buildBuy(a, y)).operation!
+      expect(yOp.legs[0]!.nonce).toBe(xOp.legs[0]!.nonce)
+      // x's createCurve signed by the relay, never sent; y's takes the nonce.
+      await teeSign(a, tee.id, xOp.legs[0]!)
+      const yCreated = await run(svc.confirm(a.caller, { clientLaunchId: y.request.clientLaunchId, operationId: yOp.operationId, signedTransaction: await teeSign(a, tee.id, yOp.legs[0]!) }))
+      expect(Either.isRight(yCreated)).toBe(true)
+      // At 2 × the buy the window only fits x's new attempt once x's dead hold is released.
+      expect(reasonOf(await run(svc.build(a.caller, x)))).toBe("admitted")
+      expect(await claimState(xOp.legs[2]!.claimId)).toBe("expired")
+      const byId = Object.fromEntries((await holds(a)).map((h) => [h.id, h.state]))
+      expect(byId).toEqual({ [holdIdOf(a, x, 1)]: "released", [holdIdOf(a, y, 1)]: "held", [holdIdOf(a, x, 2)]: "held" })
+    })
+
+    it("no ETH price: a key with a txLimit fails closed at build (KEY_LIMIT_REACHED, limit_unavailable, retryable) and records nothing", async () => {
+      const noPrice = await withSql(
+        HoodSelfLaunch.make(
+          {
+            chain: localnet.chain,
+            rpcUrl: localnet.rpcUrl,
+            factory: localnet.addresses.factory,
+            bondingCurveBytecode: localnet.artifacts.BondingCurve.bytecode,
+            baseUrl: BASE_URL,
+            exclusiveHolderPassRaw: 1n,
+            teeLaunchBuysEnabled: true
+          },
+          { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource({ usdg: "1" }) }
+        )
+      )
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, 1_000n * spendUsd)
+      const refused = await run(noPrice.build(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })))
+      expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, refused.left.details?.reason]).toEqual(["key_limit_reached", true, "limit_unavailable"])
+      expect([await holds(a), await ledgerRows(a), await buildRows(a), await claims(a)]).toEqual([[], [], [], [{ n: 0 }]])
     })
   })
 })

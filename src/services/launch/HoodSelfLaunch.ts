@@ -139,7 +139,7 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
     }
     const spend = makeHoodSelfSpend(ctx)
     const attempts = makeHoodSelfAttempts(ctx, spend)
-    const builds = makeHoodSelfBuilds(ctx, attempts)
+    const builds = makeHoodSelfBuilds(ctx, attempts, spend)
     const confirms = makeHoodSelfConfirm(ctx, attempts, spend)
     return {
       dryRun: Effect.fn("HoodSelfLaunch.dryRun")(function* (caller: SelfCaller, body: SelfLaunchBody) {

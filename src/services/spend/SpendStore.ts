@@ -329,6 +329,10 @@ export const SWEEP_MAX = 1_000
  * expiry, or not passed, as a Solana blockhash's): the spec releases only the hold of an unsigned
  * transfer whose claims are unconsumed (4.1); the transfer's reconcile settles the rest
  * (`never_lands`: failed, the hold released) (docs/decisions.md "A relay-signed TEE transfer keeps its hold").
+ * A Hood TEE self-signed launch's dev-buy hold (`launch:self:[account, clientLaunchId, attempt]`)
+ * is kept the same way while its operation's dev-buy leg's sign claim is `signed` with bytes able
+ * to land: the launch's record or its dead attempt's decision settles it (docs/decisions.md "The
+ * Hood TEE self-signed dev buy through the spend gate").
  */
 export const sweep = (max: number = SWEEP_MAX): Effect.Effect<number, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
@@ -352,10 +356,24 @@ export const sweep = (max: number = SWEEP_MAX): Effect.Effect<number, SqlError, 
                   WHERE c.id = x.claim_id AND c.state = 'signed' AND (c.tx_expires_at IS NULL OR c.tx_expires_at > ${now}))))
               AND x.account_id = (CASE WHEN r.id LIKE 'transfer:[%' THEN substr(r.id, 10)::jsonb ->> 0 END)
               AND x.client_transfer_id = (CASE WHEN r.id LIKE 'transfer:[%' THEN substr(r.id, 10)::jsonb ->> 1 END))
+          AND NOT EXISTS (
+            SELECT 1 FROM self_launch_builds b, jsonb_array_elements(b.operation -> 'legs') AS leg, sign_claims c
+            WHERE b.account_id = (CASE WHEN r.id LIKE 'launch:self:[%' THEN substr(r.id, 13)::jsonb ->> 0 END)
+              AND b.client_launch_id = (CASE WHEN r.id LIKE 'launch:self:[%' THEN substr(r.id, 13)::jsonb ->> 1 END)
+              AND b.attempt = (CASE WHEN r.id LIKE 'launch:self:[%' THEN (substr(r.id, 13)::jsonb ->> 2)::int END)
+              AND leg ->> 'kind' = 'devBuy' AND c.id = leg ->> 'claimId'
+              AND c.state = 'signed' AND (c.tx_expires_at IS NULL OR c.tx_expires_at > ${now}))
         ORDER BY r.expires_at LIMIT ${Math.max(1, Math.min(max, SWEEP_MAX))})
       RETURNING id`
     return rows.length
   }).pipe(Effect.withSpan("SpendGate.sweep"))
+
+/** A reservation's amount and USD value as held (a rail books a part of it); undefined when unknown. */
+export const reservationValue = (id: string): Effect.Effect<{ readonly amountRaw: bigint; readonly usdMicros: bigint | null } | undefined, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ amount: string; usd: string | null }>`
+    SELECT amount_raw::text AS amount, usd_micros::text AS usd FROM spend_reservations WHERE id = ${id}`).pipe(
+    Effect.map((rows) => (rows[0] === undefined ? undefined : { amountRaw: BigInt(rows[0].amount), usdMicros: rows[0].usd === null ? null : BigInt(rows[0].usd) }))
+  )
 
 /** A reservation's state (reads for tests and the rails' recovery). */
 export const reservationState = (id: string): Effect.Effect<ReservationRowDb["state"] | undefined, SqlError, SqlClient.SqlClient> =>

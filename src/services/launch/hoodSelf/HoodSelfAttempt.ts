@@ -91,6 +91,11 @@ export const makeHoodSelfAttempts = (ctx: HoodSelfContext, spend: HoodSelfSpend)
           })
           const fee = treasury === null ? null : { bps: caller.plan.feeBps, feeRaw: feeRaw.toString(), treasury }
           const buyClaim = buyTx === null ? null : yield* claim(buyTx)
+          // The hold outlives every leg's sign claim: an unsigned leg's hold is swept only once nothing can sign it.
+          if (devBuy !== undefined && buyClaim !== null) {
+            const lastSignable = Math.max(createClaim.expiresAtMs, feeClaim?.expiresAtMs ?? 0, buyClaim.expiresAtMs)
+            yield* spend.keepUntilIn({ accountId: caller.accountId, clientLaunchId: body.request.clientLaunchId, attempt }, lastSignable)
+          }
           const operation = !tee
             ? null
             : newOperation(`op_${randomBytesHex(16)}`, [

@@ -20,11 +20,12 @@ import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import { type HoodSelfAttempts, platformFeeOf } from "./HoodSelfAttempt.js"
 import type { HoodSelfContext } from "./HoodSelfContext.js"
+import type { HoodSelfSpend } from "./HoodSelfSpend.js"
 import { FACTORY_URI_MAX_BYTES, TEE_RETRY_AFTER_MS } from "./HoodSelfRules.js"
 
 const storage = launchStorage
 
-export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttempts) => {
+export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttempts, spend: HoodSelfSpend) => {
   const { config, deps, chain } = ctx
   const { ledger, images, wallets } = deps
   const { buildAttempt, storedOf } = attempts
@@ -89,6 +90,10 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
           })
         }
       }
+      // Past here an earlier TEE attempt is dead: its dev-buy hold is decided by its buy's claim before the new attempt holds (endpoint rule 7).
+      const failed = earlier === undefined && sameRequest && row.state === "failed" ? yield* storedOf({ ...input, attempt: row.attempt }) : undefined
+      const dead = earlier ?? failed
+      if (dead !== undefined) yield* spend.settleDead(dead)
       if (sameRequest && row.state === "submitted") {
         // 3.3: a linked wallet's repeat build gets a NEW curve address (a new attempt in the same slot); so does a TEE build proven dead.
         const ref = { ...input, attempt: row.attempt }

@@ -1,16 +1,29 @@
 /**
  * The Hood chain as a self-signed launch reads it (launch spec 3.2, 3.4): the configured factory,
  * the predicted curve, the treasury, unsigned EIP-1559 legs, receipts and transactions. Every read
- * failure is a retryable `LAUNCH_FAILED` (`chain_read_failed`); an unreadable receipt or
- * transaction is `undefined` (not mined, or not yet readable), never a verdict.
+ * failure is a retryable `LAUNCH_FAILED` (`chain_read_failed`): a receipt or transaction is
+ * `undefined` only when the node answered that it does not have it (not mined, or unknown); a read
+ * that failed (an error, a timeout) fails the step, retryable, and is never taken as a verdict.
  */
 import { Effect } from "effect"
-import { type Address, BaseError, type Chain, getAddress, type Hash, type Hex, type PublicClient, serializeTransaction, type TransactionReceipt } from "viem"
+import {
+  type Address,
+  BaseError,
+  type Chain,
+  getAddress,
+  type Hash,
+  type Hex,
+  type PublicClient,
+  serializeTransaction,
+  TransactionNotFoundError,
+  type TransactionReceipt,
+  TransactionReceiptNotFoundError
+} from "viem"
 import { curveFactoryAbi, feeSplitterAbi } from "../../../chain/hood/abi.generated.js"
 import { hoodPublicClient, predictCurveAddress } from "../../../chain/hood/client/HoodClient.js"
 import type { HoodCall } from "../../../chain/hood/launch/HeadlessCalls.js"
 import { USDG_ADDRESS } from "../../../domain/QuotePairs.js"
-import { launchFailure } from "../LaunchError.js"
+import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
 import type { HoodSelfLaunchConfig } from "../HoodSelfLaunch.js"
 import { createInput, type SeenTransaction } from "./HoodSelfRules.js"
@@ -79,15 +92,22 @@ export const makeHoodSelfChain = (config: HoodSelfLaunchConfig) => {
   const curveExists = (factory: Address, curve: string) =>
     rpc("factory read", (c) => c.readContract({ address: factory, abi: curveFactoryAbi, functionName: "isCurve", args: [getAddress(curve)] }))
 
-  const receiptOf = (hash: string) =>
-    rpc("receipt", (c) => c.getTransactionReceipt({ hash: hash as Hash })).pipe(
-      Effect.map((r): TransactionReceipt | undefined => r),
-      Effect.catchAll(() => Effect.succeed(undefined))
+  /** A read whose "not found" answer is `undefined`; any other failure is the retryable `chain_read_failed`. */
+  const found = <A>(what: string, f: (c: PublicClient) => Promise<A>, notFound: (e: unknown) => boolean) =>
+    Effect.tryPromise({ try: () => f(pc!), catch: (e) => e }).pipe(
+      Effect.map((a): A | undefined => a),
+      Effect.catchAll((e) => (notFound(e) ? Effect.succeed(undefined) : Effect.fail(chainRead(what)(e))))
     )
-  const transactionOf = (hash: string) =>
-    rpc("transaction", (c) => c.getTransaction({ hash: hash as Hash })).pipe(
-      Effect.map((t): SeenTransaction => ({ from: getAddress(t.from), to: t.to === null ? null : getAddress(t.to), value: t.value, input: t.input, nonce: t.nonce })),
-      Effect.catchAll(() => Effect.succeed(undefined))
+
+  /** The receipt; `undefined` when the node has none (not mined). A failed read fails, retryable. */
+  const receiptOf = (hash: string): Effect.Effect<TransactionReceipt | undefined, LaunchError> =>
+    found("receipt", (c) => c.getTransactionReceipt({ hash: hash as Hash }), (e) => e instanceof TransactionReceiptNotFoundError)
+  /** The transaction; `undefined` when the node does not know it. A failed read fails, retryable. */
+  const transactionOf = (hash: string): Effect.Effect<SeenTransaction | undefined, LaunchError> =>
+    found("transaction", (c) => c.getTransaction({ hash: hash as Hash }), (e) => e instanceof TransactionNotFoundError).pipe(
+      Effect.map((t) =>
+        t === undefined ? undefined : { from: getAddress(t.from), to: t.to === null ? null : getAddress(t.to), value: t.value, input: t.input, nonce: t.nonce }
+      )
     )
 
   return { rpc, configured, predicted, treasuryOf, unsigned, curveExists, receiptOf, transactionOf }

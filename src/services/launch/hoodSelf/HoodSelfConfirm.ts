@@ -71,7 +71,7 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
       if (tx.to !== getAddress(c.factory) || tx.input.toLowerCase() !== stored.build.transaction.data.toLowerCase()) return yield* notThis
       if (receipt.status !== "success") {
         yield* failOnChainFailure(ledger, row)
-        yield* spend.releaseFailed(stored)
+        yield* spend.settleFailed(stored)
         return yield* launchFailure("launch_failed", `createCurve ${hashes.signature} reverted on chain; build again with the same clientLaunchId`, {
           retryable: true,
           details: { reason: "reverted", signature: hashes.signature }
@@ -86,7 +86,15 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
           retryable: false
         })
       }
-      const devBuy = yield* boundDevBuy(stored.row.request.buyAmountRaw, created.curve, hashes.devBuySignature)
+      // A TEE operation's dev buy is its own leg, settled by the operation (mined or reverted): its outcome is that, never a fresh read.
+      const op = stored.build.operation
+      const buyLeg = op?.legs.find((l) => l.kind === "devBuy")
+      const devBuy =
+        op !== undefined
+          ? buyLeg?.txHash == null
+            ? null
+            : devBuyOutcome(buyLeg.txHash, buyLeg.status === "mined" ? { status: "success" } : buyLeg.status === "reverted" ? { status: "reverted" } : undefined)
+          : yield* boundDevBuy(stored.row.request.buyAmountRaw, created.curve, hashes.devBuySignature)
       const result = hoodLaunchResult({ baseUrl: config.baseUrl, explorerUrl: config.explorerUrl }, stored.row.request, created, devBuy)
       const onChain = { mint: created.token, pool: created.curve, signature: created.txHash }
       const writes: Also = (r) =>
@@ -98,8 +106,8 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
           // One fee transfer pays one launch: the unique index refuses a race that passed the check above.
           if (fee !== null && hashes.feeTxHash !== undefined) yield* recordFeeTx(attemptRef, hashes.feeTxHash)
           yield* confirmedWrites({ keyId: stored.row.keyId, fee: fee === null ? null : { quoteAsset: "eth", feeRaw: BigInt(fee.feeRaw) }, devBuy: result.devBuy })(r)
-          // A TEE build's dev-buy hold: booked once when the buy landed, released when it reverted.
-          yield* spend.settledIn(stored, devBuy === null ? undefined : devBuy.outcome)(r)
+          // A TEE build's dev-buy hold, from the operation's legs: booked once when the buy landed; the fee alone when only the fee did.
+          yield* spend.settledIn(stored, op)(r)
         })
       const confirmed = yield* recordConfirmed(ledger, row, result, onChain, writes)
       const claims = stored.build.operation?.legs.map((l) => l.claimId) ?? [stored.row.claimId, ...(fee !== null ? [fee.leg.claimId] : [])]
@@ -107,7 +115,7 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
       return confirmed
     })
 
-  const operations = makeHoodSelfOperation(ctx, record, spend.releaseFailed)
+  const operations = makeHoodSelfOperation(ctx, record, spend)
 
   const confirm = (caller: SelfCaller, input: HoodSelfConfirmInput): Effect.Effect<StoredResult, LaunchError> =>
     Effect.gen(function* () {

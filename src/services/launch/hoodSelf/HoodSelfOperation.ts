@@ -18,6 +18,7 @@ import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import type { HoodSelfContext, Stored } from "./HoodSelfContext.js"
 import { DEV_BUY_GAS_LIMIT, OPERATION_WAIT_MS } from "./HoodSelfRules.js"
+import type { HoodSelfSpend } from "./HoodSelfSpend.js"
 
 const storage = launchStorage
 
@@ -28,7 +29,7 @@ export type RecordLaunch = (
   hashes: { signature: string; feeTxHash?: string | undefined; devBuySignature?: string | undefined }
 ) => Effect.Effect<StoredResult, LaunchError>
 
-export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch, releaseFailed: (stored: Stored) => Effect.Effect<void, LaunchError>) => {
+export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch, spend: HoodSelfSpend) => {
   const { chain, withSql } = ctx
   const { ledger, wallets } = ctx.deps
 
@@ -53,6 +54,9 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
       const claim = yield* wallets
         .recordBuilt({ accountId: caller.accountId, walletId: stored.row.walletId, keyId: caller.keyId, chain: "evm", transaction: Buffer.from(tx.slice(2), "hex"), purpose: "launch", txExpiresAtMs: null })
         .pipe(Effect.mapError(() => launchFailure("launch_failed", "reissuing the leg failed; confirm again", { retryable: true })))
+      // The superseded claim can no longer be signed (unless the relay already did); the dev-buy hold outlives the new claim.
+      if (leg.status === "pending") yield* wallets.expireOpen(leg.claimId).pipe(Effect.ignore)
+      yield* spend.keepUntil(stored, claim.expiresAtMs)
       return stepOperation(op, { _tag: "Reissued", leg: leg.index, unsignedTransaction: tx, nonce, claimId: claim.claimId })
     })
 
@@ -133,13 +137,13 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
       }
       if (op.state === "failed") {
         yield* failOnChainFailure(ledger, row)
-        // createCurve reverted: the dev buy can never be bought; its hold stops weighing on the key's window.
-        yield* releaseFailed(stored)
+        // createCurve reverted: the dev-buy hold is decided by the buy's claim (a signed buy can still move its ETH).
+        yield* spend.settleFailed(stored)
         return yield* launchFailure("launch_failed", "createCurve reverted on chain; build again with the same clientLaunchId", { retryable: true, details: { reason: "reverted" } })
       }
       if (op.nextLeg !== null) return { clientLaunchId: row.clientLaunchId, operation: op } satisfies StoredResult
       const hashOf = (kind: string) => op.legs.find((l) => l.kind === kind)?.txHash ?? undefined
-      const result = yield* record(row, stored, { signature: hashOf("createCurve")!, feeTxHash: hashOf("feeTransfer"), devBuySignature: hashOf("devBuy") })
+      const result = yield* record(row, { ...stored, build: { ...stored.build, operation: op } }, { signature: hashOf("createCurve")!, feeTxHash: hashOf("feeTransfer"), devBuySignature: hashOf("devBuy") })
       yield* save(stepOperation(op, { _tag: "Recorded" })).pipe(Effect.ignore)
       return result
     })

@@ -3,7 +3,7 @@ import { type Address, getAddress, type Hex, zeroAddress } from "viem"
 import { describe, expect, it } from "vitest"
 import { DefaultDevBuyCeilings } from "../../../domain/Economics.js"
 import { decodeSelfLaunchRequest } from "../request/DecodeLaunchRequest.js"
-import { createInput, devBuyMatches, devBuyOnVirginCurve, devBuyOutcome, feeLegVerifies, type SeenTransaction } from "./HoodSelfRules.js"
+import { createInput, deadHoldOf, devBuyMatches, devBuyOnVirginCurve, devBuyOutcome, feeLegVerifies, type SeenTransaction, settledHoldOf } from "./HoodSelfRules.js"
 
 const settings = { expCustomCurves: true, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: "http://127.0.0.1:8080/api/v1/uploads/images/" }
 const bodyOf = (over: Record<string, unknown>) => {
@@ -60,5 +60,30 @@ describe("HoodSelfRules", () => {
     expect(plan).toBeDefined()
     expect(plan!.call.to).toBe(curve)
     expect(plan!.call.value).toBe(1_000_000_000_000_000n)
+  })
+})
+
+describe("a TEE operation's dev-buy hold", () => {
+  const legs = (fee: string | null, buy: string | null) => [
+    { kind: "createCurve", status: "mined" },
+    ...(fee === null ? [] : [{ kind: "feeTransfer", status: fee }]),
+    ...(buy === null ? [] : [{ kind: "devBuy", status: buy }])
+  ]
+  it("at the record, from the legs' own statuses: a mined buy books, a reverted one books the landed fee only, else releases; unsettled keeps", () => {
+    expect(settledHoldOf(legs("mined", "mined"))).toBe("book")
+    expect(settledHoldOf(legs("mined", "reverted"))).toBe("book_fee")
+    expect(settledHoldOf(legs(null, "reverted"))).toBe("release")
+    expect(settledHoldOf(legs("mined", "sent"))).toBe("keep")
+    expect(settledHoldOf(legs("mined", "pending"))).toBe("keep")
+    expect(settledHoldOf(legs("mined", null))).toBe("none")
+  })
+  it("a dead attempt's, by its buy's claim: never signed releases; signed books when it landed, releases when reverted or its nonce was used by another transaction, else keeps", () => {
+    expect(deadHoldOf({ signed: false }, undefined)).toBe("release")
+    expect(deadHoldOf({ signed: true }, undefined)).toBe("keep")
+    expect(deadHoldOf({ signed: true }, { receipt: "success", minedNonce: 9, legNonce: 7 })).toBe("book")
+    expect(deadHoldOf({ signed: true }, { receipt: "reverted", minedNonce: 9, legNonce: 7 })).toBe("release")
+    expect(deadHoldOf({ signed: true }, { receipt: undefined, minedNonce: 8, legNonce: 7 })).toBe("release")
+    expect(deadHoldOf({ signed: true }, { receipt: undefined, minedNonce: 7, legNonce: 7 })).toBe("keep")
+    expect(deadHoldOf({ signed: true }, { receipt: undefined, minedNonce: 6, legNonce: 7 })).toBe("keep")
   })
 })

@@ -75,3 +75,37 @@ export const devBuyOutcome = (hash: string, receipt: { readonly status: "success
   const outcome = receipt === undefined ? "pending" : receipt.status === "success" ? "landed" : "reverted"
   return { ...(outcome === "landed" ? { signature: hash } : { pendingSignature: hash }), outcome }
 }
+
+/**
+ * A TEE operation's dev-buy hold once its legs settled (the record; rule 4, document 2 4.1), from
+ * the legs' own statuses, never a fresh read: the buy mined → `book` (buy and fee); the buy
+ * reverted after its fee leg mined → `book_fee` (the fee moved, the buy did not); the buy reverted
+ * with no fee leg → `release`; a buy not settled → `keep`. No dev-buy leg → `none`.
+ */
+export type SettledHold = "book" | "book_fee" | "release" | "keep" | "none"
+
+export const settledHoldOf = (legs: ReadonlyArray<{ readonly kind: string; readonly status: string }>): SettledHold => {
+  const buy = legs.find((l) => l.kind === "devBuy")
+  if (buy === undefined) return "none"
+  if (buy.status === "mined") return "book"
+  if (buy.status !== "reverted") return "keep"
+  return legs.some((l) => l.kind === "feeTransfer" && l.status === "mined") ? "book_fee" : "release"
+}
+
+/**
+ * A dead attempt's dev-buy hold (its `createCurve` reverted, or a rebuild proved it dead): decided
+ * by the dev-buy leg's sign claim, not by time. Never signed (the claim expired unsigned first) →
+ * `release`: those bytes can never exist. Signed: its bytes (to the predicted curve, a plain ETH
+ * transfer when no curve exists) mined → `book` when they succeeded (the ETH moved), `release`
+ * when reverted; not mined and the payer's mined nonce past the leg's (another transaction used
+ * it) → `release`; else `keep`: they can still land.
+ */
+export const deadHoldOf = (
+  claim: { readonly signed: boolean },
+  chain: { readonly receipt: "success" | "reverted" | undefined; readonly minedNonce: number; readonly legNonce: number } | undefined
+): "book" | "release" | "keep" => {
+  if (!claim.signed) return "release"
+  if (chain === undefined) return "keep"
+  if (chain.receipt !== undefined) return chain.receipt === "success" ? "book" : "release"
+  return chain.minedNonce > chain.legNonce ? "release" : "keep"
+}

@@ -2,35 +2,48 @@
  * A Hood TEE self-signed launch's dev buy through the spend gate (`src/services/spend`; launch spec
  * 3.1's self-signed row: "reserved against the bound key's USD spend window before signing";
  * document 2, 4.1): the buy plus its platform fee on the `tee` rail, held in the build's ledger
- * transaction under the key's lock (a refusal rolls the attempt back: nothing recorded), booked
- * when the dev-buy leg lands and released when it reverted or the launch's `createCurve` did. A
- * hold whose outcome is never reported is left to the spend sweep (30 minutes), as the Solana
- * self-signed build's. The dry run does not check the USD window (launch spec endpoint rule 4).
- *
- * A linked (imported) wallet's Hood dev buy is not built by the service (the agent sends its own
- * buy), so nothing is held for it here.
+ * transaction under the key's lock (a refusal rolls the attempt back: nothing recorded), kept at
+ * least as long as its legs' sign claims can be signed, and never released by the sweep while the
+ * dev-buy leg's claim is signed (`SpendStore.sweep`). Settled:
+ * - at the launch's record, from the operation's own leg statuses (`settledHoldOf`): the buy landed
+ *   → booked; reverted after its fee leg landed → the fee booked, the buy released (rule 4);
+ * - for a dead attempt (its `createCurve` reverted, or a rebuild proved it dead), by its dev-buy
+ *   claim (`deadHoldOf`): the open fee and dev-buy claims are expired first; never signed →
+ *   released; signed → booked if those bytes landed, released once they reverted or their nonce
+ *   was used by another transaction, else kept.
+ * The dry run does not check the USD window (launch spec endpoint rule 4). A linked (imported)
+ * wallet's Hood dev buy is not built by the service, so nothing is held for it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { getAddress } from "viem"
 import type { SpendError } from "../../spend/SpendError.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
-import { bookIn, releaseIn, reserveIn } from "../../spend/SpendStore.js"
+import { bookIn, holdUntilIn, releaseIn, reservationValue, reserveIn } from "../../spend/SpendStore.js"
 import type { WalletView } from "../../wallets/WalletService.js"
-import { devBuyAttempt, devBuyBooking, devBuyReservationId } from "../internal/LaunchSpend.js"
+import type { HoodOperation } from "../HoodOperation.js"
+import { devBuyAttempt, devBuyBooking, devBuyFeeRaw, devBuyReservationId } from "../internal/LaunchSpend.js"
+import { launchStorage } from "../internal/LaunchGates.js"
 import type { Also, AttemptRef } from "../LaunchLedger.js"
-import type { LaunchError } from "../LaunchError.js"
+import { fromWallet, type LaunchError } from "../LaunchError.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import type { HoodSelfContext, Stored } from "./HoodSelfContext.js"
+import { deadHoldOf, settledHoldOf } from "./HoodSelfRules.js"
 
 export type HoodSelfSpend = ReturnType<typeof makeHoodSelfSpend>
 
 /** The reservation id of one attempt's dev-buy hold (the self-signed path's, as on Solana). */
 export const hoodSelfHoldOf = (ref: AttemptRef): string => devBuyReservationId("self", ref)
 
+/** The booking of a dev buy that reverted after its fee leg landed: the fee alone (its share of the hold's USD value). */
+export const hoodSelfFeeBookingOf = (ref: AttemptRef): string => `${hoodSelfHoldOf(ref)}:fee`
+
+const refOf = (stored: Stored): AttemptRef => ({ accountId: stored.row.accountId, clientLaunchId: stored.row.clientLaunchId, attempt: stored.row.attempt })
+
 export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
-  const { deps, withSql } = ctx
+  const { deps, withSql, chain } = ctx
 
   /** The TEE dev buy (plus its platform fee) as the gate sees it, on the `tee` rail; undefined for a linked payer or without a buy. */
   const devBuySpend = (caller: SelfCaller, request: LaunchRequest, payer: WalletView): Effect.Effect<SpendAttempt | undefined> =>
@@ -42,40 +55,80 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
       ? Effect.void
       : Effect.asVoid(reserveIn({ reservationId: hoodSelfHoldOf(ref), accountId: caller.accountId, keyPrefix: caller.keyPrefix, chain: "hood", attempt: spend }))
 
-  /**
-   * At the launch's record (its confirming transaction): a landed dev buy books the hold (once: a
-   * second booking meters nothing); a reverted one, or a TEE build with no dev buy bound, releases
-   * it; a buy still pending leaves it to the sweep. A linked build holds nothing: no-op.
-   */
-  const settledIn = (stored: Stored, outcome: string | undefined): Also => () => {
-    const row = stored.row
-    if (row.walletKind !== "tee" || row.request.buyAmountRaw === 0n) return Effect.void
-    const ref = { accountId: row.accountId, clientLaunchId: row.clientLaunchId, attempt: row.attempt }
-    if (outcome === "landed") {
-      return Effect.asVoid(
-        bookIn(
-          devBuyBooking(
-            hoodSelfHoldOf(ref),
-            { accountId: row.accountId, keyId: row.keyId },
-            "tee",
-            { chain: "hood", quoteAsset: row.request.quoteAsset, buyAmountRaw: row.request.buyAmountRaw },
-            stored.build.fee?.bps ?? 0
-          )
-        )
+  /** The hold lives at least until a leg's sign claim can no longer be signed (its lifetime's end): an unsigned leg's hold is swept only then. */
+  const keepUntilIn = (ref: AttemptRef, untilMs: number): Effect.Effect<void, SqlError, SqlClient.SqlClient> => Effect.asVoid(holdUntilIn(hoodSelfHoldOf(ref), untilMs))
+
+  const keepUntil = (stored: Stored, untilMs: number): Effect.Effect<void, LaunchError> =>
+    withSql(keepUntilIn(refOf(stored), untilMs)).pipe(launchStorage("keeping the dev-buy hold"))
+
+  const bookAll = (stored: Stored) =>
+    bookIn(
+      devBuyBooking(
+        hoodSelfHoldOf(refOf(stored)),
+        { accountId: stored.row.accountId, keyId: stored.row.keyId },
+        "tee",
+        { chain: "hood", quoteAsset: stored.row.request.quoteAsset, buyAmountRaw: stored.row.request.buyAmountRaw },
+        stored.build.fee?.bps ?? 0
       )
-    }
-    return outcome === "pending" ? Effect.void : Effect.asVoid(releaseIn(hoodSelfHoldOf(ref)))
+    )
+
+  /** Rule 4: the fee leg landed, the buy reverted. The buy's share is released and the fee booked under its own id, valued as its share of the hold. */
+  const bookFee = (stored: Stored) =>
+    Effect.gen(function* () {
+      const ref = refOf(stored)
+      const held = yield* reservationValue(hoodSelfHoldOf(ref))
+      const buyRaw = stored.row.request.buyAmountRaw
+      const feeRaw = devBuyFeeRaw("hood", buyRaw, stored.build.fee?.bps ?? 0)
+      const usdMicros = held === undefined || held.usdMicros === null || held.amountRaw === 0n ? null : (held.usdMicros * feeRaw) / held.amountRaw
+      yield* releaseIn(hoodSelfHoldOf(ref))
+      yield* bookIn({
+        ...devBuyBooking(hoodSelfFeeBookingOf(ref), { accountId: ref.accountId, keyId: stored.row.keyId }, "tee", { chain: "hood", quoteAsset: "eth", buyAmountRaw: 0n }, 0),
+        amountRaw: feeRaw,
+        usdMicros,
+        trades: 0
+      })
+    })
+
+  /** At the launch's record (its confirming transaction): the hold settled from the operation's own legs (`settledHoldOf`). */
+  const settledIn = (stored: Stored, op: HoodOperation | undefined): Also => () => {
+    if (stored.row.walletKind !== "tee" || op === undefined) return Effect.void
+    const verdict = settledHoldOf(op.legs)
+    if (verdict === "book") return Effect.asVoid(bookAll(stored))
+    if (verdict === "book_fee") return bookFee(stored)
+    if (verdict === "release") return Effect.asVoid(releaseIn(hoodSelfHoldOf(refOf(stored))))
+    return Effect.void
   }
 
-  /** The attempt's `createCurve` reverted: its dev buy can never be bought, the hold is released (a no-op without one). */
-  const releaseFailed = (stored: Stored): Effect.Effect<void, LaunchError> =>
-    stored.row.walletKind !== "tee"
-      ? Effect.void
-      : withSql(releaseIn(hoodSelfHoldOf({ accountId: stored.row.accountId, clientLaunchId: stored.row.clientLaunchId, attempt: stored.row.attempt }))).pipe(
-          Effect.asVoid,
-          // The sweep releases it when this write fails.
-          Effect.catchAll((e) => Effect.logWarning("Hood self-signed: the failed launch's dev-buy hold was not released; the spend sweep releases it", e))
-        )
+  /**
+   * A dead attempt's hold (`createCurve` reverted, or a rebuild proved it dead), by its dev-buy
+   * claim (`deadHoldOf`): the open fee and dev-buy claims are expired first, so an unsigned buy can
+   * never be signed after its hold is released. A read that fails fails this call (retryable): the
+   * hold stays as it is.
+   */
+  const settleDead = (stored: Stored): Effect.Effect<"book" | "release" | "keep" | "none", LaunchError> =>
+    Effect.gen(function* () {
+      const legs = stored.build.operation?.legs ?? []
+      const buy = legs.find((l) => l.kind === "devBuy")
+      if (stored.row.walletKind !== "tee" || buy === undefined) return "none" as const
+      for (const leg of legs) if (leg.kind !== "createCurve") yield* deps.wallets.expireOpen(leg.claimId).pipe(Effect.mapError(fromWallet))
+      const claim = yield* deps.wallets.claimStatus(buy.claimId).pipe(Effect.mapError(fromWallet))
+      const hash = buy.txHash ?? claim?.signature ?? null
+      const signed = hash !== null
+      // The nonce before the receipt: a buy mined between the two reads is seen by the receipt, never taken for another transaction.
+      const minedNonce = !signed ? 0 : yield* chain.rpc("nonce", (cl) => cl.getTransactionCount({ address: getAddress(stored.row.payer), blockTag: "latest" }))
+      const seen = !signed ? undefined : { minedNonce, receipt: (yield* chain.receiptOf(hash))?.status, legNonce: buy.nonce }
+      const verdict = deadHoldOf({ signed }, seen)
+      if (verdict === "book") yield* withSql(bookAll(stored)).pipe(launchStorage("booking the dev-buy hold"))
+      if (verdict === "release") yield* withSql(releaseIn(hoodSelfHoldOf(refOf(stored)))).pipe(launchStorage("releasing the dev-buy hold"))
+      return verdict
+    })
 
-  return { devBuySpend, holdIn, settledIn, releaseFailed }
+  /** `settleDead` where the launch's own failure is being answered: a failure here is logged and leaves the hold (kept by the sweep while signed). */
+  const settleFailed = (stored: Stored): Effect.Effect<void> =>
+    settleDead(stored).pipe(
+      Effect.asVoid,
+      Effect.catchAll((e) => Effect.logWarning("Hood self-signed: the failed launch's dev-buy hold was not decided; the next rebuild of this clientLaunchId decides it", e))
+    )
+
+  return { devBuySpend, holdIn, keepUntilIn, keepUntil, settledIn, settleDead, settleFailed }
 }
