@@ -14,7 +14,7 @@
  * `SIGNER_MISMATCH`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Context, Effect, Either, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Either, Exit, Fiber, Layer, Scope } from "effect"
 import { webcrypto } from "node:crypto"
 import { createServer, type Server } from "node:http"
 import { type Address, createWalletClient, encodeFunctionData, getAddress, type Hex, http, keccak256 } from "viem"
@@ -569,6 +569,17 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       let proxied: HoodSelfLaunch.HoodSelfLaunchShape
       const failReceipt = new Set<string>()
       const failTransaction = new Set<string>()
+      /** Requests held unanswered (a process killed mid-call never hears back): `method:param` keys; `releaseHeld` answers them with an error, unforwarded. */
+      const hold = new Set<string>()
+      const held: Array<{ readonly id: unknown; readonly res: import("node:http").ServerResponse }> = []
+      const heldCount = () => held.length
+      const releaseHeld = () => {
+        hold.clear()
+        for (const h of held.splice(0)) {
+          h.res.writeHead(200, { "content-type": "application/json" })
+          h.res.end(JSON.stringify({ jsonrpc: "2.0", id: h.id, error: { code: -32000, message: "connection lost" } }))
+        }
+      }
       beforeAll(async () => {
         proxy = createServer((req, res) => {
           const chunks: Array<Buffer> = []
@@ -576,7 +587,12 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
           req.on("end", () => {
             const text = Buffer.concat(chunks).toString()
             const message = JSON.parse(text) as { id?: unknown; method?: string; params?: Array<unknown> }
-            const hash = String(message.params?.[0] ?? "").toLowerCase()
+            const param = String(message.params?.[0] ?? "").toLowerCase()
+            const hash = message.method === "eth_sendRawTransaction" ? keccak256(param as Hex).toLowerCase() : param
+            if (hold.has(`${message.method}:${hash}`)) {
+              held.push({ id: message.id, res })
+              return
+            }
             if ((message.method === "eth_getTransactionReceipt" && failReceipt.has(hash)) || (message.method === "eth_getTransactionByHash" && failTransaction.has(hash))) {
               res.writeHead(200, { "content-type": "application/json" })
               res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32000, message: "header not found" } }))
@@ -610,7 +626,56 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
         )
       })
       afterAll(async () => {
+        releaseHeld()
         if (proxy !== undefined) await closeLoopback(proxy)
+      })
+
+      /** Polls `f` until it holds (a deadline, no bare sleep). */
+      const until = async (f: () => Promise<boolean> | boolean, what: string, ms = 30_000) => {
+        const end = Date.now() + ms
+        while (!(await f())) {
+          if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+          await new Promise((r) => setTimeout(r, 25))
+        }
+      }
+
+      it("crash points: a confirm killed between recording a leg and sending it, and one killed after the buy landed but before the record, recover to one booking", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const op = (await buildBuy(a, b, proxied)).operation!
+        const pc = publicClientOf(localnet)
+        const confirmOf = (signedTransaction?: string) =>
+          proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(signedTransaction !== undefined ? { signedTransaction } : {}) })
+        // Killed between the hold (the build) and the send: the createCurve leg recorded signed, its broadcast never reaching the node.
+        const createSigned = await teeSign(a, tee.id, op.legs[0]!)
+        hold.add(`eth_sendRawTransaction:${keccak256(createSigned as Hex).toLowerCase()}`)
+        const first = Effect.runFork(confirmOf(createSigned))
+        await until(() => heldCount() > 0, "the held broadcast")
+        await Effect.runPromise(Fiber.interrupt(first))
+        releaseHeld()
+        expect(await pc.getTransactionCount({ address: getAddress(tee.address) })).toBe(op.legs[0]!.nonce)
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        // The recovery (the next confirm) sends the recorded bytes again and goes on; the hold is untouched.
+        await until(async () => {
+          const next = await run(confirmOf())
+          return Either.isRight(next) && (next.right as { operation?: { nextLeg: number } }).operation?.nextLeg === 1
+        }, "createCurve mined from the recorded bytes")
+        expect(Either.isRight(await run(confirmOf(await teeSign(a, tee.id, op.legs[1]!))))).toBe(true)
+        // Killed after the dev buy landed, before the record: its receipt read never answered.
+        const buySigned = await teeSign(a, tee.id, op.legs[2]!)
+        hold.add(`eth_getTransactionReceipt:${keccak256(buySigned as Hex).toLowerCase()}`)
+        const second = Effect.runFork(confirmOf(buySigned))
+        await until(async () => (await pc.getTransactionCount({ address: getAddress(tee.address) })) > op.legs[2]!.nonce && heldCount() > 0, "the buy mined")
+        await Effect.runPromise(Fiber.interrupt(second))
+        releaseHeld()
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        const recovered = await run(confirmOf())
+        expect(Either.isRight(recovered) && recovered.right).toMatchObject({ devBuy: { outcome: "landed" } })
+        expect(Either.isRight(await run(confirmOf()))).toBe(true)
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
       })
 
       it("a failed receipt or transaction read is never a verdict: the confirm fails retryable and releases nothing; with reads restored the landed buy books once", async () => {
@@ -733,6 +798,17 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       expect(await claimState(xOp.legs[2]!.claimId)).toBe("expired")
       const byId = Object.fromEntries((await holds(a)).map((h) => [h.id, h.state]))
       expect(byId).toEqual({ [holdIdOf(a, x, 1)]: "released", [holdIdOf(a, y, 1)]: "held", [holdIdOf(a, x, 2)]: "held" })
+    })
+
+    it("two builds of one clientLaunchId racing hold once: one ledger row, one hold", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, 2n * spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const answers = await Promise.all([run(svc.build(a.caller, b)), run(svc.build(a.caller, b))])
+      expect(answers.some((r) => Either.isRight(r) && r.right._tag === "Built")).toBe(true)
+      expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "held"]])
+      expect(await ledgerRows(a)).toEqual([{ id: b.request.clientLaunchId }])
     })
 
     it("no ETH price: a key with a txLimit fails closed at build (KEY_LIMIT_REACHED, limit_unavailable, retryable) and records nothing", async () => {
