@@ -20,9 +20,10 @@
  *   landed launch is confirmed, never built twice (docs/decisions.md).
  * - A TEE wallet's dev buy (buy plus fee, the `tee` rail) is held by the spend gate in the build's
  *   ledger transaction before any leg is signed (a refusal records nothing; the dry run does not
- *   check the USD window, endpoint rule 4), booked when it lands and released when it or `createCurve` reverts
- *   (`hoodSelf/HoodSelfSpend.ts`; docs/decisions.md "The Hood TEE self-signed dev buy through the
- *   spend gate").
+ *   check the USD window, endpoint rule 4), settled at the record from the operation's own legs
+ *   (booked when the buy landed; its fee alone when only the fee did), and for a dead attempt by
+ *   its dev-buy claim (`hoodSelf/HoodSelfSpend.ts`; docs/decisions.md "The Hood TEE self-signed
+ *   dev buy through the spend gate").
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer } from "effect"
