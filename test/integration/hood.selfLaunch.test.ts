@@ -31,6 +31,7 @@ import { type Plan, resolvePlans } from "../../src/domain/Plans.js"
 import { insertAccount } from "../../src/services/accounts/AccountRepository.js"
 import * as ImageService from "../../src/services/images/ImageService.js"
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
+import type { HoodOperation } from "../../src/services/launch/HoodOperation.js"
 import * as HoodSelfLaunch from "../../src/services/launch/HoodSelfLaunch.js"
 import { devBuyFeeRaw } from "../../src/services/launch/internal/LaunchSpend.js"
 import * as LaunchLedger from "../../src/services/launch/LaunchLedger.js"
@@ -798,6 +799,39 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       expect(await claimState(xOp.legs[2]!.claimId)).toBe("expired")
       const byId = Object.fromEntries((await holds(a)).map((h) => [h.id, h.state]))
       expect(byId).toEqual({ [holdIdOf(a, x, 1)]: "released", [holdIdOf(a, y, 1)]: "held", [holdIdOf(a, x, 2)]: "held" })
+    })
+
+    it("a reverted fee leg reissued: the later dev-buy leg gets a new claim, the old unsigned one is expired, and the hold lives as long as the new claim", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      const confirmLeg = async (leg: { claimId: string; unsignedTransaction: string }) =>
+        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, leg) }))
+      expect(Either.isRight(await confirmLeg(op.legs[0]!))).toBe(true)
+      // The treasury refuses ETH in the block the fee leg is mined in (automine: the next one), and only then, so the
+      // fee leg reverts and its reissue (estimated against the block after) is built: the buy is reissued after it.
+      const treasury = getAddress(op.legs[1]!.to)
+      const pcl = publicClientOf(localnet)
+      const code = await pcl.getCode({ address: treasury })
+      const feeBlock = (await pcl.getBlockNumber()) + 1n
+      await tc.setCode({ address: treasury, bytecode: `0x63${feeBlock.toString(16).padStart(8, "0")}4314600b57005b60006000fd` })
+      const reissued = await confirmLeg(op.legs[1]!).finally(() => tc.setCode({ address: treasury, bytecode: code ?? "0x" }))
+      if (Either.isLeft(reissued)) throw new Error(`fee leg confirm refused: ${reissued.left.reason} ${reissued.left.message} ${JSON.stringify(reissued.left.details)}`)
+      const next = (reissued.right as { operation: HoodOperation }).operation
+      expect(next?.legs.map((l) => [l.kind, l.status])).toEqual([["createCurve", "mined"], ["feeTransfer", "pending"], ["devBuy", "pending"]])
+      const newBuyClaim = next!.legs[2]!.claimId
+      expect(newBuyClaim).not.toBe(op.legs[2]!.claimId)
+      expect(await claimState(op.legs[2]!.claimId)).toBe("expired")
+      const expiry = await withSql(Effect.orDie(sql<{ hold: Date; claim: Date }>`
+        SELECT r.expires_at AS hold, (SELECT expires_at FROM sign_claims WHERE id = ${newBuyClaim}) AS claim FROM spend_reservations r WHERE r.id = ${holdIdOf(a, b, 1)}`))
+      expect(new Date(expiry[0]!.hold).getTime()).toBeGreaterThanOrEqual(new Date(expiry[0]!.claim).getTime())
+      // The new legs finish the launch; the hold books once.
+      expect(Either.isRight(await confirmLeg(next!.legs[1]!))).toBe(true)
+      const done = await confirmLeg(next!.legs[2]!)
+      expect(Either.isRight(done) && done.right).toMatchObject({ devBuy: { outcome: "landed" } })
+      expect((await holds(a)).map((h) => h.state)).toEqual(["booked"])
     })
 
     it("two builds of one clientLaunchId racing hold once: one ledger row, one hold", async () => {
