@@ -781,6 +781,32 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 0 }])
     })
 
+    it("a dead attempt's kept hold is decided again: once the new attempt's fee mined at the old buy's nonce, the old hold is released (swept or not); an at-limit buy is admitted", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, 2n * spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      await teeSign(a, tee.id, op.legs[1]!)
+      await teeSign(a, tee.id, op.legs[2]!)
+      const failed = await withRevertingFactory(async () =>
+        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, op.legs[0]!) }))
+      )
+      expect(Either.isLeft(failed) && failed.left.details?.reason).toBe("reverted")
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      // The new attempt at the pending nonce: createCurve N+1, its fee N+2 (the old buy's nonce), its buy N+3.
+      const next = (await buildBuy(a, b)).operation!
+      expect(next.legs[1]!.nonce).toBe(op.legs[2]!.nonce)
+      await runOperation(a, tee.id, b, next)
+      expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "released"], [holdIdOf(a, b, 2), "booked"]])
+      // The sweep alone ends the exemption too (a decision that never ran): the later attempt's leg mined at the old buy's nonce.
+      await withSql(Effect.orDie(sql`UPDATE spend_reservations SET state = 'held', settled_at = NULL WHERE id = ${holdIdOf(a, b, 1)}`))
+      await backdateHolds(a)
+      await sweepNow()
+      expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "released"], [holdIdOf(a, b, 2), "booked"]])
+      expect(reasonOf(await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() }))))).toBe("admitted")
+    })
+
     it("a rebuild of an attempt proven dead (its createCurve nonce taken, no curve) expires its unsigned dev-buy claim and releases its hold before the new attempt holds", async () => {
       const a = await agent()
       const tee = await teeWallet(a)

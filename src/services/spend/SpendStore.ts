@@ -16,9 +16,11 @@
  *   booking is never refused: a released hold whose spend landed anyway is booked all the same.
  * - `release`: an unused or failed build's hold stops weighing on the window.
  * - `sweep`: releases at most `max` holds past their `expires_at` (time from `Clock`), except a
- *   trade's whose trade may still land (`built` or `sending`) and a transfer's whose transfer was
- *   sent and is unsettled (`sending`): its settlement decides. (A TEE transfer still `built` is
- *   released once its hold and its sign claim have both lived their 30 minutes: `holdUntilIn`.)
+ *   trade's whose trade may still land (`built` or `sending`), a transfer's whose transfer was
+ *   sent and is unsettled (`sending`) or relay-signed with bytes able to land, and a Hood TEE
+ *   self-signed launch's dev-buy hold (`launch:self:`) while its dev-buy leg's claim is signed and
+ *   its nonce not used by a later attempt: its settlement decides. (A TEE transfer still `built`
+ *   is released once its hold and its sign claim have both lived their 30 minutes: `holdUntilIn`.)
  * - `check`: the dry run's decision, with nothing locked or written.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -331,8 +333,9 @@ export const SWEEP_MAX = 1_000
  * (`never_lands`: failed, the hold released) (docs/decisions.md "A relay-signed TEE transfer keeps its hold").
  * A Hood TEE self-signed launch's dev-buy hold (`launch:self:[account, clientLaunchId, attempt]`)
  * is kept the same way while its operation's dev-buy leg's sign claim is `signed` with bytes able
- * to land: the launch's record or its dead attempt's decision settles it (docs/decisions.md "The
- * Hood TEE self-signed dev buy through the spend gate").
+ * to land, until a later attempt of the same id shows a leg of the same payer mined at that leg's
+ * nonce (those bytes can then never land): the launch's record or its dead attempt's decision
+ * settles it (docs/decisions.md "The Hood TEE self-signed dev buy through the spend gate").
  */
 export const sweep = (max: number = SWEEP_MAX): Effect.Effect<number, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
@@ -362,7 +365,11 @@ export const sweep = (max: number = SWEEP_MAX): Effect.Effect<number, SqlError, 
               AND b.client_launch_id = (CASE WHEN r.id LIKE 'launch:self:[%' THEN substr(r.id, 13)::jsonb ->> 1 END)
               AND b.attempt = (CASE WHEN r.id LIKE 'launch:self:[%' THEN (substr(r.id, 13)::jsonb ->> 2)::int END)
               AND leg ->> 'kind' = 'devBuy' AND c.id = leg ->> 'claimId'
-              AND c.state = 'signed' AND (c.tx_expires_at IS NULL OR c.tx_expires_at > ${now}))
+              AND c.state = 'signed' AND (c.tx_expires_at IS NULL OR c.tx_expires_at > ${now})
+              AND NOT EXISTS (
+                SELECT 1 FROM self_launch_builds n, jsonb_array_elements(n.operation -> 'legs') AS used
+                WHERE n.account_id = b.account_id AND n.client_launch_id = b.client_launch_id AND n.attempt > b.attempt
+                  AND n.payer_address = b.payer_address AND used ->> 'status' = 'mined' AND used ->> 'nonce' = leg ->> 'nonce'))
         ORDER BY r.expires_at LIMIT ${Math.max(1, Math.min(max, SWEEP_MAX))})
       RETURNING id`
     return rows.length

@@ -69,6 +69,8 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
       const input = beginInput(caller, body, g.payer)
       const row = yield* ledger.get(input).pipe(storage("reading the launch ledger"))
       const sameRequest = row !== undefined && row.path === "self" && row.bodyHash === idempotencyHash(input.canonicalBody)
+      // An earlier dead attempt's kept hold is decided again at every build of the id, before this one holds.
+      if (sameRequest) yield* spend.settleEarlier(input, row.attempt, storedOf)
       const earlier = sameRequest && (row.state === "submitted" || isRevivable(row)) ? yield* storedOf({ ...input, attempt: row.attempt }) : undefined
       if (earlier !== undefined && (yield* chain.curveExists(g.c.factory, earlier.build.pool))) {
         return yield* launchFailure("idempotency_conflict", "the earlier build of this clientLaunchId created its curve: confirm it; never build again", {

@@ -124,6 +124,8 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
       const ref: LaunchRef = { accountId: caller.accountId, clientLaunchId: input.clientLaunchId }
       const row = yield* ledger.get(ref).pipe(storage("reading the launch ledger"))
       if (row === undefined || row.path !== "self" || row.chain !== "hood") return yield* notFound()
+      // An earlier dead attempt's kept hold is decided again at every confirm of the id (its buy's nonce may be used by now).
+      yield* spend.settleEarlier(ref, row.attempt, storedOf)
       if (row.state === "confirmed") return row.result ?? {}
       if (row.state === "failed" && !isRevivable(row)) return yield* notFound()
       const stored = yield* storedOf({ ...ref, attempt: row.attempt })

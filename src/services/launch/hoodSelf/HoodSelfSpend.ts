@@ -20,12 +20,12 @@ import { Effect } from "effect"
 import { getAddress } from "viem"
 import type { SpendError } from "../../spend/SpendError.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
-import { bookIn, holdUntilIn, releaseIn, reservationValue, reserveIn } from "../../spend/SpendStore.js"
+import { bookIn, holdUntilIn, releaseIn, reservationState, reservationValue, reserveIn } from "../../spend/SpendStore.js"
 import type { WalletView } from "../../wallets/WalletService.js"
 import type { HoodOperation } from "../HoodOperation.js"
 import { devBuyAttempt, devBuyBooking, devBuyFeeRaw, devBuyReservationId } from "../internal/LaunchSpend.js"
 import { launchStorage } from "../internal/LaunchGates.js"
-import type { Also, AttemptRef } from "../LaunchLedger.js"
+import type { Also, AttemptRef, LaunchRef } from "../LaunchLedger.js"
 import { fromWallet, type LaunchError } from "../LaunchError.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
@@ -130,5 +130,23 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
       Effect.catchAll((e) => Effect.logWarning("Hood self-signed: the failed launch's dev-buy hold was not decided; the next rebuild of this clientLaunchId decides it", e))
     )
 
-  return { devBuySpend, holdIn, keepUntilIn, keepUntil, settledIn, settleDead, settleFailed }
+  /**
+   * Every earlier attempt of one clientLaunchId whose hold is still `held` (a dead attempt kept
+   * because its buy was signed), decided again by `settleDead`: at each confirm and build of the id,
+   * so once another transaction used the old buy's nonce (the new attempt's fee, say) its hold is
+   * released, and booked if those bytes landed. Bounded by the id's attempts; a failure is logged
+   * and leaves the hold for the next confirm or build.
+   */
+  const settleEarlier = (ref: LaunchRef, attempt: number, storedOf: (ref: AttemptRef) => Effect.Effect<Stored | undefined, LaunchError>): Effect.Effect<void> =>
+    Effect.gen(function* () {
+      for (let k = 1; k < attempt; k++) {
+        const earlier = { ...ref, attempt: k }
+        const state = yield* withSql(reservationState(hoodSelfHoldOf(earlier))).pipe(launchStorage("reading the dev-buy hold"))
+        if (state !== "held") continue
+        const stored = yield* storedOf(earlier)
+        if (stored !== undefined) yield* settleDead(stored)
+      }
+    }).pipe(Effect.catchAll((e) => Effect.logWarning("Hood self-signed: an earlier attempt's dev-buy hold was not decided; the next confirm or build decides it", e)))
+
+  return { devBuySpend, holdIn, keepUntilIn, keepUntil, settledIn, settleDead, settleFailed, settleEarlier }
 }
