@@ -860,6 +860,36 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       expect((await holds(a)).map((h) => h.state)).toEqual(["booked"])
     })
 
+    it("a fee leg reverted after the relay signed the dev buy: no reissue while those bytes can land (retryable, the hold kept, swept or not); sent, the buy is counted", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      const confirmLeg = async (leg: { claimId: string; unsignedTransaction: string }) =>
+        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, leg) }))
+      expect(Either.isRight(await confirmLeg(op.legs[0]!))).toBe(true)
+      const buySigned = await teeSign(a, tee.id, op.legs[2]!)
+      const treasury = getAddress(op.legs[1]!.to)
+      const pcl = publicClientOf(localnet)
+      const code = await pcl.getCode({ address: treasury })
+      const feeBlock = (await pcl.getBlockNumber()) + 1n
+      await tc.setCode({ address: treasury, bytecode: `0x63${feeBlock.toString(16).padStart(8, "0")}4314600b57005b60006000fd` })
+      const refused = await confirmLeg(op.legs[1]!).finally(() => tc.setCode({ address: treasury, bytecode: code ?? "0x" }))
+      expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, refused.left.details?.reason]).toEqual(["launch_failed", true, "signed_leg_in_flight"])
+      expect(await claimState(op.legs[2]!.claimId)).toBe("signed")
+      await backdateHolds(a)
+      await sweepNow()
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      // The agent sends the old buy's bytes: a real buy on the curve, counted at the next confirm.
+      const hash = await pcl.sendRawTransaction({ serializedTransaction: buySigned as Hex })
+      expect((await pcl.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status).toBe("success")
+      const again = await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId }))
+      expect(Either.isLeft(again) && again.left.reason).toBe("launch_failed")
+      expect((await holds(a)).map((h) => h.state)).toEqual(["booked"])
+      expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 0 }])
+    })
+
     it("two builds of one clientLaunchId racing hold once: one ledger row, one hold", async () => {
       const a = await agent()
       const tee = await teeWallet(a)

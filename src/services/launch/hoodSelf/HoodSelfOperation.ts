@@ -54,8 +54,7 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
       const claim = yield* wallets
         .recordBuilt({ accountId: caller.accountId, walletId: stored.row.walletId, keyId: caller.keyId, chain: "evm", transaction: Buffer.from(tx.slice(2), "hex"), purpose: "launch", txExpiresAtMs: null })
         .pipe(Effect.mapError(() => launchFailure("launch_failed", "reissuing the leg failed; confirm again", { retryable: true })))
-      // The superseded claim can no longer be signed (unless the relay already did); the dev-buy hold outlives the new claim.
-      if (leg.status === "pending") yield* wallets.expireOpen(leg.claimId).pipe(Effect.ignore)
+      // The superseded claim was expired (or its signed bytes can never land) before this (`spend.supersede`); the dev-buy hold outlives the new claim.
       yield* spend.keepUntil(stored, claim.expiresAtMs)
       return stepOperation(op, { _tag: "Reissued", leg: leg.index, unsignedTransaction: tx, nonce, claimId: claim.claimId })
     })
@@ -89,6 +88,8 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
       }
       for (const leg of next.legs) {
         if (leg.status !== "reverted" || leg.kind !== "feeTransfer") continue
+        // A later leg the relay already signed is not replaced while its bytes can land (nothing is saved before this).
+        for (const later of next.legs.filter((l) => l.index > leg.index && l.status === "pending")) yield* spend.supersede(stored, later)
         let nonce = yield* chain.rpc("nonce", (cl) => cl.getTransactionCount({ address: from, blockTag: "pending" }))
         next = yield* reissue(caller, stored, next, leg, nonce)
         for (const later of next.legs.filter((l) => l.index > leg.index && l.status === "pending")) {

@@ -22,11 +22,11 @@ import type { SpendError } from "../../spend/SpendError.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
 import { bookIn, holdUntilIn, releaseIn, reservationState, reservationValue, reserveIn } from "../../spend/SpendStore.js"
 import type { WalletView } from "../../wallets/WalletService.js"
-import type { HoodOperation } from "../HoodOperation.js"
+import type { HoodOperation, HoodOperationLeg } from "../HoodOperation.js"
 import { devBuyAttempt, devBuyBooking, devBuyFeeRaw, devBuyReservationId } from "../internal/LaunchSpend.js"
 import { launchStorage } from "../internal/LaunchGates.js"
 import type { Also, AttemptRef, LaunchRef } from "../LaunchLedger.js"
-import { fromWallet, type LaunchError } from "../LaunchError.js"
+import { fromWallet, type LaunchError, launchFailure } from "../LaunchError.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import type { HoodSelfContext, Stored } from "./HoodSelfContext.js"
@@ -111,6 +111,14 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
       const buy = legs.find((l) => l.kind === "devBuy")
       if (stored.row.walletKind !== "tee" || buy === undefined) return "none" as const
       for (const leg of legs) if (leg.kind !== "createCurve") yield* deps.wallets.expireOpen(leg.claimId).pipe(Effect.mapError(fromWallet))
+      const verdict = yield* buyVerdict(stored, buy)
+      if (verdict === "release") yield* withSql(releaseIn(hoodSelfHoldOf(refOf(stored)))).pipe(launchStorage("releasing the dev-buy hold"))
+      return verdict
+    })
+
+  /** A dev-buy leg's claim, once it can no longer be signed anew, by `deadHoldOf`; a `book` verdict is booked here. */
+  const buyVerdict = (stored: Stored, buy: HoodOperationLeg) =>
+    Effect.gen(function* () {
       const claim = yield* deps.wallets.claimStatus(buy.claimId).pipe(Effect.mapError(fromWallet))
       const hash = buy.txHash ?? claim?.signature ?? null
       const signed = hash !== null
@@ -119,8 +127,28 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
       const seen = !signed ? undefined : { minedNonce, receipt: (yield* chain.receiptOf(hash))?.status, legNonce: buy.nonce }
       const verdict = deadHoldOf({ signed }, seen)
       if (verdict === "book") yield* withSql(bookAll(stored)).pipe(launchStorage("booking the dev-buy hold"))
-      if (verdict === "release") yield* withSql(releaseIn(hoodSelfHoldOf(refOf(stored)))).pipe(launchStorage("releasing the dev-buy hold"))
       return verdict
+    })
+
+  /**
+   * Before a reissue replaces a pending dev-buy leg: its claim expired unsigned (a failed expiry
+   * fails the reissue, retryable; nothing is saved yet), or, signed by the relay, decided by
+   * `deadHoldOf`: bytes that can still land refuse the reissue (retryable); bytes that landed are
+   * booked (the ETH moved) and refuse it too; bytes that can never land let it go on.
+   */
+  const supersede = (stored: Stored, buy: HoodOperationLeg): Effect.Effect<void, LaunchError> =>
+    Effect.gen(function* () {
+      const expired = yield* deps.wallets.expireOpen(buy.claimId).pipe(Effect.mapError(() => launchFailure("launch_failed", "expiring the superseded leg's claim failed; confirm again", { retryable: true })))
+      if (stored.row.walletKind !== "tee" || expired) return
+      const verdict = yield* buyVerdict(stored, buy)
+      if (verdict === "release") return
+      return yield* launchFailure(
+        "launch_failed",
+        verdict === "keep"
+          ? "the dev-buy leg the relay signed before the fee leg reverted can still land: it is not replaced; send it or let its nonce be used, then confirm again"
+          : "the dev-buy leg the relay signed landed before its fee leg: it is counted against the key's window and the operation is not reissued",
+        { retryable: true, details: { reason: verdict === "keep" ? "signed_leg_in_flight" : "signed_leg_landed" } }
+      )
     })
 
   /** `settleDead` where the launch's own failure is being answered: a failure here is logged and leaves the hold (kept by the sweep while signed). */
@@ -148,5 +176,5 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
       }
     }).pipe(Effect.catchAll((e) => Effect.logWarning("Hood self-signed: an earlier attempt's dev-buy hold was not decided; the next confirm or build decides it", e)))
 
-  return { devBuySpend, holdIn, keepUntilIn, keepUntil, settledIn, settleDead, settleFailed, settleEarlier }
+  return { devBuySpend, holdIn, keepUntilIn, keepUntil, settledIn, settleDead, settleFailed, settleEarlier, supersede }
 }
