@@ -890,6 +890,38 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 0 }])
     })
 
+    it("a fee leg reissued after the hold was swept: the buy is held anew against the window before its new claim (refused past the limit, nothing reissued)", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+      expect(Either.isRight(await confirm(op.legs[0]!))).toBe(true)
+      await backdateHolds(a)
+      await sweepNow()
+      expect((await holds(a)).map((h) => h.state)).toEqual(["released"])
+      const treasury = getAddress(op.legs[1]!.to)
+      const pcl = publicClientOf(localnet)
+      const code = await pcl.getCode({ address: treasury })
+      const feeBlock = (await pcl.getBlockNumber()) + 1n
+      await tc.setCode({ address: treasury, bytecode: `0x63${feeBlock.toString(16).padStart(8, "0")}4314600b57005b60006000fd` })
+      await setTxLimit(a, spendUsd - 1n)
+      const refused = await confirm(op.legs[1]!).finally(() => tc.setCode({ address: treasury, bytecode: code ?? "0x" }))
+      expect(Either.isLeft(refused) && refused.left.reason).toBe("key_limit_reached")
+      expect((await holds(a)).map((h) => h.state)).toEqual(["released"])
+      await setTxLimit(a, spendUsd)
+      const reissued = await confirm()
+      if (Either.isLeft(reissued)) throw new Error(`reissue refused: ${reissued.left.reason} ${reissued.left.message}`)
+      const next = (reissued.right as { operation: HoodOperation }).operation
+      expect(next.legs.map((l) => [l.kind, l.status])).toEqual([["createCurve", "mined"], ["feeTransfer", "pending"], ["devBuy", "pending"]])
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      expect(Either.isRight(await confirm(next.legs[1]!))).toBe(true)
+      expect(Either.isRight(await confirm(next.legs[2]!))).toBe(true)
+      expect((await holds(a)).map((h) => h.state)).toEqual(["booked"])
+    })
+
     it("two builds of one clientLaunchId racing hold once: one ledger row, one hold", async () => {
       const a = await agent()
       const tee = await teeWallet(a)

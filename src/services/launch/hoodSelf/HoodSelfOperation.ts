@@ -90,6 +90,8 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
         if (leg.status !== "reverted" || leg.kind !== "feeTransfer") continue
         // A later leg the relay already signed is not replaced while its bytes can land (nothing is saved before this).
         for (const later of next.legs.filter((l) => l.index > leg.index && l.status === "pending")) yield* spend.supersede(stored, later)
+        // New buy bytes are reserved before signing: a hold the sweep released is decided anew (refused: nothing reissued).
+        yield* spend.holdAgain(caller, stored)
         let nonce = yield* chain.rpc("nonce", (cl) => cl.getTransactionCount({ address: from, blockTag: "pending" }))
         next = yield* reissue(caller, stored, next, leg, nonce)
         for (const later of next.legs.filter((l) => l.index > leg.index && l.status === "pending")) {

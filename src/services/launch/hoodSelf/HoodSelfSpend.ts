@@ -26,7 +26,7 @@ import type { HoodOperation, HoodOperationLeg } from "../HoodOperation.js"
 import { devBuyAttempt, devBuyBooking, devBuyFeeRaw, devBuyReservationId } from "../internal/LaunchSpend.js"
 import { launchStorage } from "../internal/LaunchGates.js"
 import type { Also, AttemptRef, LaunchRef } from "../LaunchLedger.js"
-import { fromWallet, type LaunchError, launchFailure } from "../LaunchError.js"
+import { fromSpend, fromWallet, type LaunchError, launchFailure } from "../LaunchError.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import type { HoodSelfContext, Stored } from "./HoodSelfContext.js"
@@ -60,6 +60,24 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
 
   const keepUntil = (stored: Stored, untilMs: number): Effect.Effect<void, LaunchError> =>
     withSql(keepUntilIn(refOf(stored), untilMs)).pipe(launchStorage("keeping the dev-buy hold"))
+
+  /**
+   * Before a reissue issues new dev-buy bytes: a hold the sweep released (every claim's lifetime had
+   * passed) is decided anew against the key's window under its lock ("reserved before signing");
+   * a refusal fails the reissue and nothing is recorded. A hold still held (or booked) is left.
+   */
+  const holdAgain = (caller: SelfCaller, stored: Stored): Effect.Effect<void, LaunchError> =>
+    Effect.gen(function* () {
+      if (stored.row.walletKind !== "tee") return
+      const id = hoodSelfHoldOf(refOf(stored))
+      if ((yield* withSql(reservationState(id)).pipe(launchStorage("reading the dev-buy hold"))) !== "released") return
+      const attempt = yield* devBuyAttempt(deps.prices, "tee", stored.row.request, stored.build.fee?.bps ?? caller.plan.feeBps)
+      if (attempt === undefined) return
+      const reserved = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql.withTransaction(reserveIn({ reservationId: id, accountId: caller.accountId, keyPrefix: caller.keyPrefix, chain: "hood", attempt }))
+      )
+      yield* withSql(reserved).pipe(Effect.catchTag("SpendError", (e) => Effect.fail(fromSpend(e))), launchStorage("holding the dev buy again"))
+    })
 
   const bookAll = (stored: Stored) =>
     bookIn(
@@ -176,5 +194,5 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
       }
     }).pipe(Effect.catchAll((e) => Effect.logWarning("Hood self-signed: an earlier attempt's dev-buy hold was not decided; the next confirm or build decides it", e)))
 
-  return { devBuySpend, holdIn, keepUntilIn, keepUntil, settledIn, settleDead, settleFailed, settleEarlier, supersede }
+  return { devBuySpend, holdIn, keepUntilIn, keepUntil, settledIn, settleDead, settleFailed, settleEarlier, supersede, holdAgain }
 }
