@@ -734,7 +734,11 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       const expiry = await withSql(Effect.orDie(sql<{ hold: Date; claim: Date }>`
         SELECT r.expires_at AS hold, (SELECT max(expires_at) FROM sign_claims WHERE account_id = ${c.caller.accountId}) AS claim FROM spend_reservations r WHERE r.key_id = ${c.caller.keyId}`))
       expect(new Date(expiry[0]!.hold).getTime()).toBeGreaterThanOrEqual(new Date(expiry[0]!.claim).getTime())
+      // Only the hold backdated, its claims still live (signable): kept. Once the claims' lifetime passed too: released.
       await backdateHolds(c)
+      await sweepNow()
+      expect((await holds(c)).map((h) => h.state)).toEqual(["held"])
+      await withSql(Effect.orDie(sql`UPDATE sign_claims SET expires_at = ${new Date(Date.now() - 3_600_000)} WHERE account_id = ${c.caller.accountId}`))
       await sweepNow()
       expect((await holds(c)).map((h) => h.state)).toEqual(["released"])
     })
@@ -899,7 +903,10 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
         run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
       expect(Either.isRight(await confirm(op.legs[0]!))).toBe(true)
+      // The fee leg signed through the relay within its lifetime; the confirm comes after every claim's lifetime, the hold swept.
+      const feeSigned = await teeSign(a, tee.id, op.legs[1]!)
       await backdateHolds(a)
+      await withSql(Effect.orDie(sql`UPDATE sign_claims SET expires_at = ${new Date(Date.now() - 3_600_000)} WHERE account_id = ${a.caller.accountId}`))
       await sweepNow()
       expect((await holds(a)).map((h) => h.state)).toEqual(["released"])
       const treasury = getAddress(op.legs[1]!.to)
@@ -908,7 +915,9 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       const feeBlock = (await pcl.getBlockNumber()) + 1n
       await tc.setCode({ address: treasury, bytecode: `0x63${feeBlock.toString(16).padStart(8, "0")}4314600b57005b60006000fd` })
       await setTxLimit(a, spendUsd - 1n)
-      const refused = await confirm(op.legs[1]!).finally(() => tc.setCode({ address: treasury, bytecode: code ?? "0x" }))
+      const refused = await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: feeSigned })).finally(() =>
+        tc.setCode({ address: treasury, bytecode: code ?? "0x" })
+      )
       expect(Either.isLeft(refused) && refused.left.reason).toBe("key_limit_reached")
       expect((await holds(a)).map((h) => h.state)).toEqual(["released"])
       await setTxLimit(a, spendUsd)

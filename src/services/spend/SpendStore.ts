@@ -333,7 +333,7 @@ export const SWEEP_MAX = 1_000
  * (`never_lands`: failed, the hold released) (docs/decisions.md "A relay-signed TEE transfer keeps its hold").
  * A Hood TEE self-signed launch's dev-buy hold (`launch:self:[account, clientLaunchId, attempt]`)
  * is kept the same way while its operation's dev-buy leg's sign claim is `signed` with bytes able
- * to land, until a later attempt of the same id shows a leg of the same payer mined at that leg's
+ * to land, or still `open` within its lifetime (it can still be signed), until a later attempt of the same id shows a leg of the same payer mined at that leg's
  * nonce (those bytes can then never land): the launch's record or its dead attempt's decision
  * settles it (docs/decisions.md "The Hood TEE self-signed dev buy through the spend gate").
  */
@@ -365,7 +365,7 @@ export const sweep = (max: number = SWEEP_MAX): Effect.Effect<number, SqlError, 
               AND b.client_launch_id = (CASE WHEN r.id LIKE 'launch:self:[%' THEN substr(r.id, 13)::jsonb ->> 1 END)
               AND b.attempt = (CASE WHEN r.id LIKE 'launch:self:[%' THEN (substr(r.id, 13)::jsonb ->> 2)::int END)
               AND leg ->> 'kind' = 'devBuy' AND c.id = leg ->> 'claimId'
-              AND c.state = 'signed' AND (c.tx_expires_at IS NULL OR c.tx_expires_at > ${now})
+              AND ((c.state = 'signed' AND (c.tx_expires_at IS NULL OR c.tx_expires_at > ${now})) OR (c.state = 'open' AND c.expires_at > ${now}))
               AND NOT EXISTS (
                 SELECT 1 FROM self_launch_builds n, jsonb_array_elements(n.operation -> 'legs') AS used
                 WHERE n.account_id = b.account_id AND n.client_launch_id = b.client_launch_id AND n.attempt > b.attempt
