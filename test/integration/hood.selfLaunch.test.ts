@@ -640,6 +640,23 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
         }
       }
 
+      it("a linked wallet's fee leg whose receipt or transaction read fails: LAUNCH_FAILED, retryable, chain_read_failed (never FEE_LEG_MISSING); nothing recorded; with reads restored it confirms", async () => {
+        const a = await agent()
+        const b = body(a, { buyAmount: "10000000000000000" })
+        const build = await buildBuy(a, b, proxied)
+        const createHash = await signAndSend(a, build.transaction)
+        const feeHash = (await signAndSend(a, build.feeTransfer!)).toLowerCase()
+        const confirmNow = () => run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: createHash, feeTxHash: feeHash }))
+        for (const failing of [failReceipt, failTransaction]) {
+          failing.add(feeHash)
+          const refused = await confirmNow().finally(() => failing.delete(feeHash))
+          expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, refused.left.details?.reason]).toEqual(["launch_failed", true, "chain_read_failed"])
+          expect(await tokenRows(build.mint)).toEqual([])
+        }
+        const confirmed = await confirmNow()
+        expect(Either.isRight(confirmed) && confirmed.right).toMatchObject({ mint: build.mint, signature: createHash })
+      })
+
       it("crash points: a confirm killed between recording a leg and sending it, and one killed after the buy landed but before the record, recover to one booking", async () => {
         const a = await agent()
         const tee = await teeWallet(a)

@@ -49,7 +49,12 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
   const devBuySpend = (caller: SelfCaller, request: LaunchRequest, payer: WalletView): Effect.Effect<SpendAttempt | undefined> =>
     payer.walletKind !== "tee" ? Effect.succeed(undefined) : devBuyAttempt(deps.prices, "tee", request, caller.plan.feeBps)
 
-  /** The hold, inside the ledger's accepting transaction (the key locked; a refusal fails the transaction). A replayed id answers the first hold. */
+  /**
+   * The hold, inside the ledger's accepting transaction (the key locked; a refusal fails the
+   * transaction). Each attempt has its own id and the ledger accepts an attempt once (a replayed or
+   * racing build answers the stored operation, or loses on the ledger row, before this runs), so
+   * `reserveIn`'s replay branch is not reached from here.
+   */
   const holdIn = (caller: SelfCaller, ref: AttemptRef, spend: SpendAttempt | undefined): Effect.Effect<void, SpendError | SqlError, SqlClient.SqlClient> =>
     spend === undefined
       ? Effect.void
