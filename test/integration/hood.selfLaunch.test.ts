@@ -828,6 +828,30 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       expect(reasonOf(await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() }))))).toBe("admitted")
     })
 
+    it("createCurve reverted, its fee leg sent by the agent and landed, the buy never signed: the fee is booked, the buy released", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, 2n * spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      const feeSigned = await teeSign(a, tee.id, op.legs[1]!)
+      const pc = publicClientOf(localnet)
+      const createSigned = await teeSign(a, tee.id, op.legs[0]!)
+      const failed = await withRevertingFactory(async () => {
+        const r = await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: createSigned }))
+        const hash = await pc.sendRawTransaction({ serializedTransaction: feeSigned as Hex })
+        expect((await pc.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status).toBe("success")
+        return r
+      })
+      expect(Either.isLeft(failed) && failed.left.details?.reason).toBe("reverted")
+      expect(reasonOf(await run(svc.build(a.caller, b)))).toBe("admitted")
+      const feeRaw = spendRaw - BUY
+      const feeUsd = (spendUsd * feeRaw) / spendRaw
+      const byId = Object.fromEntries((await holds(a)).map((h) => [h.id, h.state]))
+      expect(byId).toEqual({ [holdIdOf(a, b, 1)]: "released", [`${holdIdOf(a, b, 1)}:fee`]: "booked", [holdIdOf(a, b, 2)]: "held" })
+      expect(await usage(a)).toEqual([{ usd: feeUsd.toString(), trades: 0, launches: 0 }])
+    })
+
     it("a rebuild of an attempt proven dead (its createCurve nonce taken, no curve) expires its unsigned dev-buy claim and releases its hold before the new attempt holds", async () => {
       const a = await agent()
       const tee = await teeWallet(a)
@@ -906,9 +930,10 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       const hash = await pcl.sendRawTransaction({ serializedTransaction: buySigned as Hex })
       expect((await pcl.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status).toBe("success")
       const again = await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId }))
-      expect(Either.isLeft(again) && again.left.reason).toBe("launch_failed")
+      expect(Either.isLeft(again) && [again.left.reason, again.left.details?.reason]).toEqual(["launch_failed", "signed_leg_landed"])
+      // The fee leg reverted: the buy alone moved, booked at its share of the hold.
       expect((await holds(a)).map((h) => h.state)).toEqual(["booked"])
-      expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 0 }])
+      expect(await usage(a)).toEqual([{ usd: ((spendUsd * BUY) / spendRaw).toString(), trades: 1, launches: 0 }])
     })
 
     it("a fee leg reissued after the hold was swept: the buy is held anew against the window before its new claim (refused past the limit, nothing reissued)", async () => {

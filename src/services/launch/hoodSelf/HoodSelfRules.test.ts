@@ -3,7 +3,7 @@ import { type Address, getAddress, type Hex, zeroAddress } from "viem"
 import { describe, expect, it } from "vitest"
 import { DefaultDevBuyCeilings } from "../../../domain/Economics.js"
 import { decodeSelfLaunchRequest } from "../request/DecodeLaunchRequest.js"
-import { createInput, deadHoldOf, devBuyMatches, devBuyOnVirginCurve, devBuyOutcome, feeLegVerifies, type SeenTransaction, settledHoldOf } from "./HoodSelfRules.js"
+import { createInput, deadHoldOf, deadSettlementOf, devBuyMatches, devBuyOnVirginCurve, devBuyOutcome, feeLegVerifies, type SeenTransaction, settledHoldOf } from "./HoodSelfRules.js"
 
 const settings = { expCustomCurves: true, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: "http://127.0.0.1:8080/api/v1/uploads/images/" }
 const bodyOf = (over: Record<string, unknown>) => {
@@ -85,5 +85,13 @@ describe("a TEE operation's dev-buy hold", () => {
     expect(deadHoldOf({ signed: true }, { receipt: undefined, minedNonce: 8, legNonce: 7 })).toBe("release")
     expect(deadHoldOf({ signed: true }, { receipt: undefined, minedNonce: 7, legNonce: 7 })).toBe("keep")
     expect(deadHoldOf({ signed: true }, { receipt: undefined, minedNonce: 6, legNonce: 7 })).toBe("keep")
+  })
+  it("a dead attempt's from both legs: either can land keeps; the buy landed books it, with the fee only when the fee landed; the buy never books the fee alone when it landed", () => {
+    expect(deadSettlementOf("keep", "book")).toBe("keep")
+    expect(deadSettlementOf("release", "keep")).toBe("keep")
+    expect(deadSettlementOf("book", "book")).toBe("book")
+    expect(deadSettlementOf("book", "release")).toBe("book_buy")
+    expect(deadSettlementOf("release", "book")).toBe("book_fee")
+    expect(deadSettlementOf("release", "release")).toBe("release")
   })
 })

@@ -109,3 +109,16 @@ export const deadHoldOf = (
   if (chain.receipt !== undefined) return chain.receipt === "success" ? "book" : "release"
   return chain.minedNonce > chain.legNonce ? "release" : "keep"
 }
+
+/**
+ * A dead attempt's hold from both of its value legs (each by `deadHoldOf`: `book` = landed,
+ * `release` = never moves ETH, `keep` = can still land): either can still land → `keep`; the buy
+ * landed → `book` with the fee when the fee leg landed too (its nonce was its own), else
+ * `book_buy` (the buy alone); the buy never → `book_fee` when the fee leg landed (rule 4), else
+ * `release`.
+ */
+export const deadSettlementOf = (buy: "book" | "release" | "keep", fee: "book" | "release" | "keep"): "book" | "book_buy" | "book_fee" | "release" | "keep" => {
+  if (buy === "keep" || fee === "keep") return "keep"
+  if (buy === "book") return fee === "book" ? "book" : "book_buy"
+  return fee === "book" ? "book_fee" : "release"
+}

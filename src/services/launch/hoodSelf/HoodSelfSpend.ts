@@ -30,7 +30,7 @@ import { fromSpend, fromWallet, type LaunchError, launchFailure } from "../Launc
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import type { HoodSelfContext, Stored } from "./HoodSelfContext.js"
-import { deadHoldOf, settledHoldOf } from "./HoodSelfRules.js"
+import { deadHoldOf, deadSettlementOf, settledHoldOf } from "./HoodSelfRules.js"
 
 export type HoodSelfSpend = ReturnType<typeof makeHoodSelfSpend>
 
@@ -112,6 +112,16 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
       })
     })
 
+  /** The buy landed without its fee leg (another transaction used the fee's nonce, or the fee reverted): the hold booked at the buy's share. */
+  const bookBuy = (stored: Stored) =>
+    Effect.gen(function* () {
+      const ref = refOf(stored)
+      const held = yield* reservationValue(hoodSelfHoldOf(ref))
+      const buyRaw = stored.row.request.buyAmountRaw
+      const usdMicros = held === undefined || held.usdMicros === null || held.amountRaw === 0n ? null : (held.usdMicros * buyRaw) / held.amountRaw
+      yield* bookIn({ ...devBuyBooking(hoodSelfHoldOf(ref), { accountId: ref.accountId, keyId: stored.row.keyId }, "tee", { chain: "hood", quoteAsset: stored.row.request.quoteAsset, buyAmountRaw: buyRaw }, 0), usdMicros })
+    })
+
   /** At the launch's record (its confirming transaction): the hold settled from the operation's own legs (`settledHoldOf`). */
   const settledIn = (stored: Stored, op: HoodOperation | undefined): Also => () => {
     if (stored.row.walletKind !== "tee" || op === undefined) return Effect.void
@@ -128,29 +138,29 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
    * never be signed after its hold is released. A read that fails fails this call (retryable): the
    * hold stays as it is.
    */
-  const settleDead = (stored: Stored): Effect.Effect<"book" | "release" | "keep" | "none", LaunchError> =>
+  const settleDead = (stored: Stored): Effect.Effect<ReturnType<typeof deadSettlementOf> | "none", LaunchError> =>
     Effect.gen(function* () {
       const legs = stored.build.operation?.legs ?? []
       const buy = legs.find((l) => l.kind === "devBuy")
       if (stored.row.walletKind !== "tee" || buy === undefined) return "none" as const
       for (const leg of legs) if (leg.kind !== "createCurve") yield* deps.wallets.expireOpen(leg.claimId).pipe(Effect.mapError(fromWallet))
-      const verdict = yield* buyVerdict(stored, buy)
-      if (verdict === "release") yield* withSql(releaseIn(hoodSelfHoldOf(refOf(stored)))).pipe(launchStorage("releasing the dev-buy hold"))
+      const fee = legs.find((l) => l.kind === "feeTransfer")
+      const verdict = deadSettlementOf(yield* legVerdict(stored, buy), fee === undefined ? "release" : yield* legVerdict(stored, fee))
+      const settle = { book: bookAll, book_buy: bookBuy, book_fee: bookFee, release: (s: Stored) => releaseIn(hoodSelfHoldOf(refOf(s))), keep: () => Effect.void }[verdict]
+      yield* withSql(Effect.asVoid(settle(stored))).pipe(launchStorage("settling the dev-buy hold"))
       return verdict
     })
 
-  /** A dev-buy leg's claim, once it can no longer be signed anew, by `deadHoldOf`; a `book` verdict is booked here. */
-  const buyVerdict = (stored: Stored, buy: HoodOperationLeg) =>
+  /** A value leg's claim, once it can no longer be signed anew, by `deadHoldOf`: landed (`book`), never (`release`) or can still land (`keep`). */
+  const legVerdict = (stored: Stored, leg: HoodOperationLeg) =>
     Effect.gen(function* () {
-      const claim = yield* deps.wallets.claimStatus(buy.claimId).pipe(Effect.mapError(fromWallet))
-      const hash = buy.txHash ?? claim?.signature ?? null
+      const claim = yield* deps.wallets.claimStatus(leg.claimId).pipe(Effect.mapError(fromWallet))
+      const hash = leg.txHash ?? claim?.signature ?? null
       const signed = hash !== null
-      // The nonce before the receipt: a buy mined between the two reads is seen by the receipt, never taken for another transaction.
+      // The nonce before the receipt: a leg mined between the two reads is seen by the receipt, never taken for another transaction.
       const minedNonce = !signed ? 0 : yield* chain.rpc("nonce", (cl) => cl.getTransactionCount({ address: getAddress(stored.row.payer), blockTag: "latest" }))
-      const seen = !signed ? undefined : { minedNonce, receipt: (yield* chain.receiptOf(hash))?.status, legNonce: buy.nonce }
-      const verdict = deadHoldOf({ signed }, seen)
-      if (verdict === "book") yield* withSql(bookAll(stored)).pipe(launchStorage("booking the dev-buy hold"))
-      return verdict
+      const seen = !signed ? undefined : { minedNonce, receipt: (yield* chain.receiptOf(hash))?.status, legNonce: leg.nonce }
+      return deadHoldOf({ signed }, seen)
     })
 
   /**
@@ -163,8 +173,10 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
     Effect.gen(function* () {
       const expired = yield* deps.wallets.expireOpen(buy.claimId).pipe(Effect.mapError(() => launchFailure("launch_failed", "expiring the superseded leg's claim failed; confirm again", { retryable: true })))
       if (stored.row.walletKind !== "tee" || expired) return
-      const verdict = yield* buyVerdict(stored, buy)
+      // The fee leg reverted: landed buy bytes moved the buy alone.
+      const verdict = yield* legVerdict(stored, buy)
       if (verdict === "release") return
+      if (verdict === "book") yield* withSql(bookBuy(stored)).pipe(launchStorage("booking the dev buy"))
       return yield* launchFailure(
         "launch_failed",
         verdict === "keep"
