@@ -4,13 +4,16 @@
  * document 2, 4.1): the buy plus its platform fee on the `tee` rail, held in the build's ledger
  * transaction under the key's lock (a refusal rolls the attempt back: nothing recorded), kept at
  * least as long as its legs' sign claims can be signed, and never released by the sweep while the
- * dev-buy leg's claim is signed (`SpendStore.sweep`). Settled:
+ * dev-buy leg's claim is signed or still signable (`SpendStore.sweep`). Settled:
  * - at the launch's record, from the operation's own leg statuses (`settledHoldOf`): the buy landed
  *   → booked; reverted after its fee leg landed → the fee booked, the buy released (rule 4);
- * - for a dead attempt (its `createCurve` reverted, or a rebuild proved it dead), by its dev-buy
- *   claim (`deadHoldOf`): the open fee and dev-buy claims are expired first; never signed →
- *   released; signed → booked if those bytes landed, released once they reverted or their nonce
- *   was used by another transaction, else kept.
+ * - for a dead attempt (its `createCurve` reverted, or a rebuild proved it dead), by its fee and
+ *   dev-buy claims (`deadHoldOf` each, `deadSettlementOf`): the open ones are expired first; what
+ *   landed is booked (both, the buy alone, or the fee alone), what can still land keeps the hold,
+ *   else released; decided again for every earlier attempt still held at each confirm and build
+ *   of the id (`settleEarlier`);
+ * - before a fee-leg reissue: a dev-buy leg the relay signed is not replaced while it can land
+ *   (`supersede`), and a hold the sweep released is reserved again (`holdAgain`).
  * The dry run does not check the USD window (launch spec endpoint rule 4). A linked (imported)
  * wallet's Hood dev buy is not built by the service, so nothing is held for it.
  */
@@ -41,6 +44,45 @@ export const hoodSelfHoldOf = (ref: AttemptRef): string => devBuyReservationId("
 export const hoodSelfFeeBookingOf = (ref: AttemptRef): string => `${hoodSelfHoldOf(ref)}:fee`
 
 const refOf = (stored: Stored): AttemptRef => ({ accountId: stored.row.accountId, clientLaunchId: stored.row.clientLaunchId, attempt: stored.row.attempt })
+
+/** The whole hold booked: the buy and its fee landed. */
+const bookAll = (stored: Stored) =>
+  bookIn(
+    devBuyBooking(
+      hoodSelfHoldOf(refOf(stored)),
+      { accountId: stored.row.accountId, keyId: stored.row.keyId },
+      "tee",
+      { chain: "hood", quoteAsset: stored.row.request.quoteAsset, buyAmountRaw: stored.row.request.buyAmountRaw },
+      stored.build.fee?.bps ?? 0
+    )
+  )
+
+/** Rule 4: the fee leg landed, the buy reverted. The buy's share is released and the fee booked under its own id, valued as its share of the hold. */
+const bookFee = (stored: Stored) =>
+  Effect.gen(function* () {
+    const ref = refOf(stored)
+    const held = yield* reservationValue(hoodSelfHoldOf(ref))
+    const buyRaw = stored.row.request.buyAmountRaw
+    const feeRaw = devBuyFeeRaw("hood", buyRaw, stored.build.fee?.bps ?? 0)
+    const usdMicros = held === undefined || held.usdMicros === null || held.amountRaw === 0n ? null : (held.usdMicros * feeRaw) / held.amountRaw
+    yield* releaseIn(hoodSelfHoldOf(ref))
+    yield* bookIn({
+      ...devBuyBooking(hoodSelfFeeBookingOf(ref), { accountId: ref.accountId, keyId: stored.row.keyId }, "tee", { chain: "hood", quoteAsset: "eth", buyAmountRaw: 0n }, 0),
+      amountRaw: feeRaw,
+      usdMicros,
+      trades: 0
+    })
+  })
+
+/** The buy landed without its fee leg (another transaction used the fee's nonce, or the fee reverted): the hold booked at the buy's share. */
+const bookBuy = (stored: Stored) =>
+  Effect.gen(function* () {
+    const ref = refOf(stored)
+    const held = yield* reservationValue(hoodSelfHoldOf(ref))
+    const buyRaw = stored.row.request.buyAmountRaw
+    const usdMicros = held === undefined || held.usdMicros === null || held.amountRaw === 0n ? null : (held.usdMicros * buyRaw) / held.amountRaw
+    yield* bookIn({ ...devBuyBooking(hoodSelfHoldOf(ref), { accountId: ref.accountId, keyId: stored.row.keyId }, "tee", { chain: "hood", quoteAsset: stored.row.request.quoteAsset, buyAmountRaw: buyRaw }, 0), usdMicros })
+  })
 
 export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
   const { deps, withSql, chain } = ctx
@@ -82,44 +124,6 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
         sql.withTransaction(reserveIn({ reservationId: id, accountId: caller.accountId, keyPrefix: caller.keyPrefix, chain: "hood", attempt }))
       )
       yield* withSql(reserved).pipe(Effect.catchTag("SpendError", (e) => Effect.fail(fromSpend(e))), launchStorage("holding the dev buy again"))
-    })
-
-  const bookAll = (stored: Stored) =>
-    bookIn(
-      devBuyBooking(
-        hoodSelfHoldOf(refOf(stored)),
-        { accountId: stored.row.accountId, keyId: stored.row.keyId },
-        "tee",
-        { chain: "hood", quoteAsset: stored.row.request.quoteAsset, buyAmountRaw: stored.row.request.buyAmountRaw },
-        stored.build.fee?.bps ?? 0
-      )
-    )
-
-  /** Rule 4: the fee leg landed, the buy reverted. The buy's share is released and the fee booked under its own id, valued as its share of the hold. */
-  const bookFee = (stored: Stored) =>
-    Effect.gen(function* () {
-      const ref = refOf(stored)
-      const held = yield* reservationValue(hoodSelfHoldOf(ref))
-      const buyRaw = stored.row.request.buyAmountRaw
-      const feeRaw = devBuyFeeRaw("hood", buyRaw, stored.build.fee?.bps ?? 0)
-      const usdMicros = held === undefined || held.usdMicros === null || held.amountRaw === 0n ? null : (held.usdMicros * feeRaw) / held.amountRaw
-      yield* releaseIn(hoodSelfHoldOf(ref))
-      yield* bookIn({
-        ...devBuyBooking(hoodSelfFeeBookingOf(ref), { accountId: ref.accountId, keyId: stored.row.keyId }, "tee", { chain: "hood", quoteAsset: "eth", buyAmountRaw: 0n }, 0),
-        amountRaw: feeRaw,
-        usdMicros,
-        trades: 0
-      })
-    })
-
-  /** The buy landed without its fee leg (another transaction used the fee's nonce, or the fee reverted): the hold booked at the buy's share. */
-  const bookBuy = (stored: Stored) =>
-    Effect.gen(function* () {
-      const ref = refOf(stored)
-      const held = yield* reservationValue(hoodSelfHoldOf(ref))
-      const buyRaw = stored.row.request.buyAmountRaw
-      const usdMicros = held === undefined || held.usdMicros === null || held.amountRaw === 0n ? null : (held.usdMicros * buyRaw) / held.amountRaw
-      yield* bookIn({ ...devBuyBooking(hoodSelfHoldOf(ref), { accountId: ref.accountId, keyId: stored.row.keyId }, "tee", { chain: "hood", quoteAsset: stored.row.request.quoteAsset, buyAmountRaw: buyRaw }, 0), usdMicros })
     })
 
   /** At the launch's record (its confirming transaction): the hold settled from the operation's own legs (`settledHoldOf`). */
