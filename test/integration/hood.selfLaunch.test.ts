@@ -570,6 +570,9 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       let proxied: HoodSelfLaunch.HoodSelfLaunchShape
       const failReceipt = new Set<string>()
       const failTransaction = new Set<string>()
+      /** A lagging node: these receipts answer "not found" and the head is this block (unset: the node's own). */
+      const lagReceipt = new Set<string>()
+      let lagHead: bigint | undefined
       /** Requests held unanswered (a process killed mid-call never hears back): `method:param` keys; `releaseHeld` answers them with an error, unforwarded. */
       const hold = new Set<string>()
       const held: Array<{ readonly id: unknown; readonly res: import("node:http").ServerResponse }> = []
@@ -592,6 +595,11 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
             const hash = message.method === "eth_sendRawTransaction" ? keccak256(param as Hex).toLowerCase() : param
             if (hold.has(`${message.method}:${hash}`)) {
               held.push({ id: message.id, res })
+              return
+            }
+            if ((message.method === "eth_getTransactionReceipt" && lagReceipt.has(hash)) || (message.method === "eth_blockNumber" && lagHead !== undefined)) {
+              res.writeHead(200, { "content-type": "application/json" })
+              res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: message.method === "eth_blockNumber" ? `0x${lagHead!.toString(16)}` : null }))
               return
             }
             if ((message.method === "eth_getTransactionReceipt" && failReceipt.has(hash)) || (message.method === "eth_getTransactionByHash" && failTransaction.has(hash))) {
@@ -655,6 +663,40 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
         }
         const confirmed = await confirmNow()
         expect(Either.isRight(confirmed) && confirmed.right).toMatchObject({ mint: build.mint, signature: createHash })
+      })
+
+      it("a lagging node (its head before the block that mined a sent leg, the receipt not found) is no verdict: the leg stays sent, nothing reissued; read again, it is mined", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const op = (await buildBuy(a, b, proxied)).operation!
+        const pc = publicClientOf(localnet)
+        const confirmOf = (signedTransaction?: string) =>
+          proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(signedTransaction !== undefined ? { signedTransaction } : {}) })
+        expect(Either.isRight(await run(confirmOf(await teeSign(a, tee.id, op.legs[0]!))))).toBe(true)
+        // The fee leg recorded sent, its confirm cut off while waiting for the receipt (the leg mined meanwhile).
+        const feeSigned = await teeSign(a, tee.id, op.legs[1]!)
+        const feeHash = keccak256(feeSigned as Hex).toLowerCase()
+        hold.add(`eth_getTransactionReceipt:${feeHash}`)
+        const cut = Effect.runFork(confirmOf(feeSigned))
+        await until(async () => (await pc.getTransactionCount({ address: getAddress(tee.address) })) > op.legs[1]!.nonce && heldCount() > 0, "the fee mined")
+        await Effect.runPromise(Fiber.interrupt(cut))
+        releaseHeld()
+        const mined = (await pc.getTransactionReceipt({ hash: feeHash as Hex })).blockNumber
+        lagReceipt.add(feeHash)
+        lagHead = mined - 1n
+        const lagged = await run(confirmOf()).finally(() => {
+          lagReceipt.delete(feeHash)
+          lagHead = undefined
+        })
+        expect(Either.isRight(lagged) && (lagged.right as { operation: HoodOperation }).operation.legs.map((l) => [l.kind, l.status])).toEqual([
+          ["createCurve", "mined"],
+          ["feeTransfer", "sent"],
+          ["devBuy", "pending"]
+        ])
+        const read = await run(confirmOf())
+        expect(Either.isRight(read) && (read.right as { operation: HoodOperation }).operation.legs[1]!.status).toBe("mined")
       })
 
       it("crash points: a confirm killed between recording a leg and sending it, and one killed after the buy landed but before the record, recover to one booking", async () => {

@@ -74,7 +74,9 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
         if (leg.status !== "sent" || leg.txHash === null) continue
         const receipt = yield* chain.receiptOf(leg.txHash)
         if (receipt === undefined) {
-          const used = yield* chain.rpc("nonce", (cl) => cl.getTransactionCount({ address: from, blockTag: "latest" }))
+          // The nonce read at the head this node answers, so a node behind the block that mined the leg never sees it passed.
+          const head = yield* chain.rpc("block number", (cl) => cl.getBlockNumber({ cacheTime: 0 }))
+          const used = yield* chain.rpc("nonce", (cl) => cl.getTransactionCount({ address: from, blockNumber: head }))
           if (used > leg.nonce) {
             // Another transaction took the nonce (or ours was mined meanwhile: read once more).
             if ((yield* chain.receiptOf(leg.txHash)) === undefined) next = stepOperation(next, { _tag: "Reverted", leg: leg.index })
