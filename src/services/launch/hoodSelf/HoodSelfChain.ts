@@ -26,7 +26,7 @@ import { USDG_ADDRESS } from "../../../domain/QuotePairs.js"
 import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
 import type { HoodSelfLaunchConfig } from "../HoodSelfLaunch.js"
-import { createInput, type SeenTransaction } from "./HoodSelfRules.js"
+import { createInput, type LegOnChain, legOnChainOf, nonceBlockOf, type SeenTransaction } from "./HoodSelfRules.js"
 
 const chainRead = (what: string) => (e: unknown) =>
   launchFailure("launch_failed", `${what} failed: ${e instanceof BaseError ? e.shortMessage : String(e)}`, { retryable: true, details: { reason: "chain_read_failed" } })
@@ -110,5 +110,22 @@ export const makeHoodSelfChain = (config: HoodSelfLaunchConfig) => {
       )
     )
 
-  return { rpc, configured, predicted, treasuryOf, unsigned, curveExists, receiptOf, transactionOf }
+  /**
+   * A signed leg (`hash`, the payer's `nonce`) as the chain shows it (`legOnChainOf`): the receipt;
+   * if none, the payer's nonce read at a block pinned `NEVER_LANDS_DEPTH_BLOCKS` under the head this
+   * node answers (uncached), and, when it passed the leg's, the receipt read once more: `used` only
+   * then, on that evidence. The operation's sent legs (`observe`) and a dead or superseded
+   * attempt's signed claims (`legVerdict`) read through this one path. A failed read fails, retryable.
+   */
+  const legOnChain = (payer: Address, hash: string, nonce: number): Effect.Effect<LegOnChain, LaunchError> =>
+    Effect.gen(function* () {
+      const receipt = (yield* receiptOf(hash))?.status
+      if (receipt !== undefined) return legOnChainOf({ receipt, nonceAtDepth: undefined, legNonce: nonce, receiptAgain: undefined })
+      const head = yield* rpc("block number", (c) => c.getBlockNumber({ cacheTime: 0 }))
+      const nonceAtDepth = yield* rpc("nonce", (c) => c.getTransactionCount({ address: payer, blockNumber: nonceBlockOf(head) }))
+      const receiptAgain = nonceAtDepth > nonce ? (yield* receiptOf(hash))?.status : undefined
+      return legOnChainOf({ receipt, nonceAtDepth, legNonce: nonce, receiptAgain })
+    })
+
+  return { rpc, configured, predicted, treasuryOf, unsigned, curveExists, receiptOf, transactionOf, legOnChain }
 }

@@ -3,7 +3,20 @@ import { type Address, getAddress, type Hex, zeroAddress } from "viem"
 import { describe, expect, it } from "vitest"
 import { DefaultDevBuyCeilings } from "../../../domain/Economics.js"
 import { decodeSelfLaunchRequest } from "../request/DecodeLaunchRequest.js"
-import { createInput, deadHoldOf, deadSettlementOf, devBuyMatches, devBuyOnVirginCurve, devBuyOutcome, feeLegVerifies, type SeenTransaction, settledHoldOf } from "./HoodSelfRules.js"
+import {
+  createInput,
+  deadHoldOf,
+  deadSettlementOf,
+  devBuyMatches,
+  devBuyOnVirginCurve,
+  devBuyOutcome,
+  feeLegVerifies,
+  legOnChainOf,
+  NEVER_LANDS_DEPTH_BLOCKS,
+  nonceBlockOf,
+  type SeenTransaction,
+  settledHoldOf
+} from "./HoodSelfRules.js"
 
 const settings = { expCustomCurves: true, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: "http://127.0.0.1:8080/api/v1/uploads/images/" }
 const bodyOf = (over: Record<string, unknown>) => {
@@ -80,11 +93,29 @@ describe("a TEE operation's dev-buy hold", () => {
   it("a dead attempt's, by its buy's claim: never signed releases; signed books when it landed, releases when reverted or its nonce was used by another transaction, else keeps", () => {
     expect(deadHoldOf({ signed: false }, undefined)).toBe("release")
     expect(deadHoldOf({ signed: true }, undefined)).toBe("keep")
-    expect(deadHoldOf({ signed: true }, { receipt: "success", minedNonce: 9, legNonce: 7 })).toBe("book")
-    expect(deadHoldOf({ signed: true }, { receipt: "reverted", minedNonce: 9, legNonce: 7 })).toBe("release")
-    expect(deadHoldOf({ signed: true }, { receipt: undefined, minedNonce: 8, legNonce: 7 })).toBe("release")
-    expect(deadHoldOf({ signed: true }, { receipt: undefined, minedNonce: 7, legNonce: 7 })).toBe("keep")
-    expect(deadHoldOf({ signed: true }, { receipt: undefined, minedNonce: 6, legNonce: 7 })).toBe("keep")
+    expect(deadHoldOf({ signed: true }, "success")).toBe("book")
+    expect(deadHoldOf({ signed: true }, "reverted")).toBe("release")
+    expect(deadHoldOf({ signed: true }, "used")).toBe("release")
+    expect(deadHoldOf({ signed: true }, "open")).toBe("keep")
+  })
+  it("a signed leg on chain: its receipt first or on the re-read; used only with the nonce passed at the depth block and no receipt, else open", () => {
+    const seen = (receipt: "success" | "reverted" | undefined, nonceAtDepth: number | undefined, receiptAgain: "success" | "reverted" | undefined = undefined) =>
+      legOnChainOf({ receipt, nonceAtDepth, legNonce: 7, receiptAgain })
+    expect(seen("success", undefined)).toBe("success")
+    expect(seen("reverted", undefined)).toBe("reverted")
+    expect(seen(undefined, 8)).toBe("used")
+    // The nonce passed, the receipt there on the re-read (a node catching up): mined, never "used".
+    expect(seen(undefined, 8, "success")).toBe("success")
+    expect(seen(undefined, 8, "reverted")).toBe("reverted")
+    // The nonce not passed at the depth block (passed only nearer the head, or not at all): no verdict.
+    expect(seen(undefined, 7)).toBe("open")
+    expect(seen(undefined, 6)).toBe("open")
+    expect(seen(undefined, undefined)).toBe("open")
+  })
+  it("the nonce is read NEVER_LANDS_DEPTH_BLOCKS under the head, never below block 0", () => {
+    expect(nonceBlockOf(100n)).toBe(100n - NEVER_LANDS_DEPTH_BLOCKS)
+    expect(nonceBlockOf(NEVER_LANDS_DEPTH_BLOCKS)).toBe(0n)
+    expect(nonceBlockOf(0n)).toBe(0n)
   })
   it("a dead attempt's from both legs: either can land keeps; the buy landed books it, with the fee only when the fee landed; the buy never books the fee alone when it landed", () => {
     expect(deadSettlementOf("keep", "book")).toBe("keep")

@@ -93,21 +93,51 @@ export const settledHoldOf = (legs: ReadonlyArray<{ readonly kind: string; reado
 }
 
 /**
- * A dead attempt's dev-buy hold (its `createCurve` reverted, or a rebuild proved it dead): decided
- * by the dev-buy leg's sign claim, not by time. Never signed (the claim expired unsigned first) →
- * `release`: those bytes can never exist. Signed: its bytes (to the predicted curve, a plain ETH
- * transfer when no curve exists) mined → `book` when they succeeded (the ETH moved), `release`
- * when reverted; not mined and the payer's mined nonce past the leg's (another transaction used
- * it) → `release`; else `keep`: they can still land.
+ * How deep under the node's head the payer's nonce is read before a signed leg with no receipt is
+ * taken for one that can never land: its nonce used at `head - NEVER_LANDS_DEPTH_BLOCKS` (so a
+ * transaction of ours at that nonce was mined at least this many blocks ago) and its receipt still
+ * absent when read again after. A receipt read answered by a node further behind than this is
+ * the case left open (docs/decisions.md "A Hood TEE leg that can never land, on evidence").
  */
-export const deadHoldOf = (
-  claim: { readonly signed: boolean },
-  chain: { readonly receipt: "success" | "reverted" | undefined; readonly minedNonce: number; readonly legNonce: number } | undefined
-): "book" | "release" | "keep" => {
+export const NEVER_LANDS_DEPTH_BLOCKS = 2n
+
+/** The block the payer's nonce is read at: `NEVER_LANDS_DEPTH_BLOCKS` under the head (never below 0). */
+export const nonceBlockOf = (head: bigint): bigint => (head > NEVER_LANDS_DEPTH_BLOCKS ? head - NEVER_LANDS_DEPTH_BLOCKS : 0n)
+
+/**
+ * A signed leg as the chain shows it (`HoodSelfChain.legOnChain`, for the operation's sent legs
+ * and a dead or superseded attempt's signed claims alike): its receipt (`success`, `reverted`);
+ * else `used` only on positive evidence: the payer's nonce passed the leg's at the block
+ * `nonceBlockOf(head)` AND the receipt, read again after that, still absent; else `open` (it can
+ * still land, or it landed and this node does not show it yet: no verdict).
+ */
+export type LegOnChain = "success" | "reverted" | "used" | "open"
+
+export const legOnChainOf = (seen: {
+  readonly receipt: "success" | "reverted" | undefined
+  /** The payer's transaction count at `nonceBlockOf(head)`; undefined when not read (a receipt answered first). */
+  readonly nonceAtDepth: number | undefined
+  readonly legNonce: number
+  /** The receipt read after the nonce; undefined when absent or not read. */
+  readonly receiptAgain: "success" | "reverted" | undefined
+}): LegOnChain => {
+  const receipt = seen.receipt ?? seen.receiptAgain
+  if (receipt !== undefined) return receipt
+  return seen.nonceAtDepth !== undefined && seen.nonceAtDepth > seen.legNonce ? "used" : "open"
+}
+
+/**
+ * A dead attempt's dev-buy hold (its `createCurve` reverted, or a rebuild proved it dead): decided
+ * by the leg's sign claim, not by time. Never signed (the claim expired unsigned first) →
+ * `release`: those bytes can never exist. Signed: its bytes (to the predicted curve, a plain ETH
+ * transfer when no curve exists) as the chain shows them (`LegOnChain`): mined successfully →
+ * `book` (the ETH moved), reverted or `used` (another transaction took its nonce, on evidence) →
+ * `release`; `open`, or not read → `keep`: they can still land.
+ */
+export const deadHoldOf = (claim: { readonly signed: boolean }, chain: LegOnChain | undefined): "book" | "release" | "keep" => {
   if (!claim.signed) return "release"
-  if (chain === undefined) return "keep"
-  if (chain.receipt !== undefined) return chain.receipt === "success" ? "book" : "release"
-  return chain.minedNonce > chain.legNonce ? "release" : "keep"
+  if (chain === undefined || chain === "open") return "keep"
+  return chain === "success" ? "book" : "release"
 }
 
 /**

@@ -19,9 +19,10 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { getAddress } from "viem"
-import type { SpendError } from "../../spend/SpendError.js"
+import { type SpendError, spendError } from "../../spend/SpendError.js"
+import { findKeyById } from "../../keys/KeyRepository.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
 import { bookIn, holdUntilIn, releaseIn, reservationState, reservationValue, reserveIn } from "../../spend/SpendStore.js"
 import type { WalletView } from "../../wallets/WalletService.js"
@@ -29,11 +30,11 @@ import type { HoodOperation, HoodOperationLeg } from "../HoodOperation.js"
 import { devBuyAttempt, devBuyBooking, devBuyFeeRaw, devBuyReservationId } from "../internal/LaunchSpend.js"
 import { launchStorage } from "../internal/LaunchGates.js"
 import type { Also, AttemptRef, LaunchRef } from "../LaunchLedger.js"
-import { fromSpend, fromWallet, type LaunchError, launchFailure } from "../LaunchError.js"
+import { fromWallet, type LaunchError, launchFailure } from "../LaunchError.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import type { HoodSelfContext, Stored } from "./HoodSelfContext.js"
-import { deadHoldOf, deadSettlementOf, settledHoldOf } from "./HoodSelfRules.js"
+import { deadHoldOf, deadSettlementOf, settledHoldOf, TEE_RETRY_AFTER_MS } from "./HoodSelfRules.js"
 
 export type HoodSelfSpend = ReturnType<typeof makeHoodSelfSpend>
 
@@ -84,6 +85,17 @@ const bookBuy = (stored: Stored) =>
     yield* bookIn({ ...devBuyBooking(hoodSelfHoldOf(ref), { accountId: ref.accountId, keyId: stored.row.keyId }, "tee", { chain: "hood", quoteAsset: stored.row.request.quoteAsset, buyAmountRaw: buyRaw }, 0), usdMicros })
   })
 
+/**
+ * A refusal of `holdAgain` (the fee leg reissued after `createCurve` landed): the self-signed
+ * confirm's `LAUNCH_FAILED`, always retryable (launch spec 7), with the gate's reason and its details
+ * (`resetsAt`, `spendLimit`, `retryAfter`); never `KEY_LIMIT_REACHED` or `SPEND_LIMIT_EXCEEDED`.
+ */
+export const holdAgainRefused = (e: SpendError): LaunchError =>
+  launchFailure("launch_failed", `the reissued fee leg's dev buy could not be held again: ${e.message}; confirm again once the key's window allows it`, {
+    retryable: true,
+    details: { ...(e.details ?? {}), reason: e.reason }
+  })
+
 export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
   const { deps, withSql, chain } = ctx
 
@@ -110,8 +122,11 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
 
   /**
    * Before a reissue issues new dev-buy bytes: a hold the sweep released (every claim's lifetime had
-   * passed) is decided anew against the key's window under its lock ("reserved before signing");
-   * a refusal fails the reissue and nothing is recorded. A hold still held (or booked) is left.
+   * passed) is decided anew against the window of the key that built the launch (`stored.row.keyId`,
+   * the key its bookings meter; locked), "reserved before signing"; a refusal fails the reissue and
+   * nothing is recorded. `createCurve` landed by then, so a refusal is the self-signed confirm's
+   * `LAUNCH_FAILED`, retryable (launch spec 7), the gate's reason and details (`resetsAt`,
+   * `spendLimit`, `retryAfter`) in its details (`holdAgainRefused`). A hold still held (or booked) is left.
    */
   const holdAgain = (caller: SelfCaller, stored: Stored): Effect.Effect<void, LaunchError> =>
     Effect.gen(function* () {
@@ -121,9 +136,17 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
       const attempt = yield* devBuyAttempt(deps.prices, "tee", stored.row.request, stored.build.fee?.bps ?? caller.plan.feeBps)
       if (attempt === undefined) return
       const reserved = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql.withTransaction(reserveIn({ reservationId: id, accountId: caller.accountId, keyPrefix: caller.keyPrefix, chain: "hood", attempt }))
+        sql.withTransaction(
+          Effect.gen(function* () {
+            const key = yield* findKeyById(stored.row.keyId)
+            if (key === undefined || key.accountId !== stored.row.accountId) {
+              return yield* spendError("key_not_found", "The key that built this launch is not on the account; nothing was reserved", { retryable: false })
+            }
+            return yield* reserveIn({ reservationId: id, accountId: stored.row.accountId, keyPrefix: key.prefix, chain: "hood", attempt })
+          })
+        )
       )
-      yield* withSql(reserved).pipe(Effect.catchTag("SpendError", (e) => Effect.fail(fromSpend(e))), launchStorage("holding the dev buy again"))
+      yield* withSql(reserved).pipe(Effect.catchTag("SpendError", (e) => Effect.fail(holdAgainRefused(e))), launchStorage("holding the dev buy again"))
     })
 
   /** At the launch's record (its confirming transaction): the hold settled from the operation's own legs (`settledHoldOf`). */
@@ -149,44 +172,47 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
       if (stored.row.walletKind !== "tee" || buy === undefined) return "none" as const
       for (const leg of legs) if (leg.kind !== "createCurve") yield* deps.wallets.expireOpen(leg.claimId).pipe(Effect.mapError(fromWallet))
       const fee = legs.find((l) => l.kind === "feeTransfer")
-      const verdict = deadSettlementOf(yield* legVerdict(stored, buy), fee === undefined ? "release" : yield* legVerdict(stored, fee))
+      const verdict = deadSettlementOf((yield* legVerdict(stored, buy)).verdict, fee === undefined ? "release" : (yield* legVerdict(stored, fee)).verdict)
       const settle = { book: bookAll, book_buy: bookBuy, book_fee: bookFee, release: (s: Stored) => releaseIn(hoodSelfHoldOf(refOf(s))), keep: () => Effect.void }[verdict]
       yield* withSql(Effect.asVoid(settle(stored))).pipe(launchStorage("settling the dev-buy hold"))
       return verdict
     })
 
-  /** A value leg's claim, once it can no longer be signed anew, by `deadHoldOf`: landed (`book`), never (`release`) or can still land (`keep`). */
+  /**
+   * A value leg's claim, once it can no longer be signed anew, by `deadHoldOf` over what the chain
+   * shows of its bytes (`chain.legOnChain`: the nonce pinned under the head, the receipt read again;
+   * "never lands" only on evidence): landed (`book`, with the hash), never (`release`) or can still
+   * land (`keep`).
+   */
   const legVerdict = (stored: Stored, leg: HoodOperationLeg) =>
     Effect.gen(function* () {
       const claim = yield* deps.wallets.claimStatus(leg.claimId).pipe(Effect.mapError(fromWallet))
       const hash = leg.txHash ?? claim?.signature ?? null
-      const signed = hash !== null
-      // The nonce before the receipt: a leg mined between the two reads is seen by the receipt, never taken for another transaction.
-      const minedNonce = !signed ? 0 : yield* chain.rpc("nonce", (cl) => cl.getTransactionCount({ address: getAddress(stored.row.payer), blockTag: "latest" }))
-      const seen = !signed ? undefined : { minedNonce, receipt: (yield* chain.receiptOf(hash))?.status, legNonce: leg.nonce }
-      return deadHoldOf({ signed }, seen)
+      const seen = hash === null ? undefined : yield* chain.legOnChain(getAddress(stored.row.payer), hash, leg.nonce)
+      return { verdict: deadHoldOf({ signed: hash !== null }, seen), hash }
     })
 
   /**
-   * Before a reissue replaces a pending dev-buy leg: its claim expired unsigned (a failed expiry
-   * fails the reissue, retryable; nothing is saved yet), or, signed by the relay, decided by
-   * `deadHoldOf`: bytes that can still land refuse the reissue (retryable); bytes that landed are
-   * booked (the ETH moved) and refuse it too; bytes that can never land let it go on.
+   * Before a reissue moves a pending later leg (its fee leg reverted) to a new nonce and claim: its
+   * claim expired unsigned (a failed expiry fails the reissue, retryable; nothing is saved yet), or
+   * signed by the relay with bytes that can never land → undefined, it is reissued. Bytes that
+   * landed → their hash: the leg is recorded mined with it (`Landed`), not reissued, and the hold
+   * stays held for the record, which books the buy and the reissued fee once (`settledHoldOf`).
+   * Bytes that can still land refuse the reissue: `LAUNCH_FAILED`, retryable, `signed_leg_in_flight`
+   * with `retryAfter` (the leg kept, so is the hold: its claim is signed).
    */
-  const supersede = (stored: Stored, buy: HoodOperationLeg): Effect.Effect<void, LaunchError> =>
+  const supersede = (stored: Stored, later: HoodOperationLeg): Effect.Effect<string | undefined, LaunchError> =>
     Effect.gen(function* () {
-      const expired = yield* deps.wallets.expireOpen(buy.claimId).pipe(Effect.mapError(() => launchFailure("launch_failed", "expiring the superseded leg's claim failed; confirm again", { retryable: true })))
-      if (stored.row.walletKind !== "tee" || expired) return
-      // The fee leg reverted: landed buy bytes moved the buy alone.
-      const verdict = yield* legVerdict(stored, buy)
-      if (verdict === "release") return
-      if (verdict === "book") yield* withSql(bookBuy(stored)).pipe(launchStorage("booking the dev buy"))
+      const expired = yield* deps.wallets.expireOpen(later.claimId).pipe(Effect.mapError(() => launchFailure("launch_failed", "expiring the superseded leg's claim failed; confirm again", { retryable: true })))
+      if (expired) return undefined
+      const { verdict, hash } = yield* legVerdict(stored, later)
+      if (verdict === "release") return undefined
+      if (verdict === "book" && hash !== null) return hash
+      const now = yield* Clock.currentTimeMillis
       return yield* launchFailure(
         "launch_failed",
-        verdict === "keep"
-          ? "the dev-buy leg the relay signed before the fee leg reverted can still land: it is not replaced; send it or let its nonce be used, then confirm again"
-          : "the dev-buy leg the relay signed landed before its fee leg: it is counted against the key's window and the operation is not reissued",
-        { retryable: true, details: { reason: verdict === "keep" ? "signed_leg_in_flight" : "signed_leg_landed" } }
+        "the leg the relay signed before the fee leg reverted can still land: it is not replaced; send it or let its nonce be used, then confirm again",
+        { retryable: true, details: { reason: "signed_leg_in_flight", retryAfter: now + TEE_RETRY_AFTER_MS } }
       )
     })
 
