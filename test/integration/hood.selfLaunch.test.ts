@@ -33,6 +33,7 @@ import * as ImageService from "../../src/services/images/ImageService.js"
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import type { HoodOperation } from "../../src/services/launch/HoodOperation.js"
 import * as HoodSelfLaunch from "../../src/services/launch/HoodSelfLaunch.js"
+import { NEVER_LANDS_DEPTH_BLOCKS } from "../../src/services/launch/hoodSelf/HoodSelfRules.js"
 import { devBuyFeeRaw } from "../../src/services/launch/internal/LaunchSpend.js"
 import * as LaunchLedger from "../../src/services/launch/LaunchLedger.js"
 import type { LaunchError } from "../../src/services/launch/LaunchError.js"
@@ -699,6 +700,39 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
         expect(Either.isRight(read) && (read.right as { operation: HoodOperation }).operation.legs[1]!.status).toBe("mined")
       })
 
+      it("a relay-signed buy that landed, its receipt not shown by the node while the payer's nonce passed it only near the head: no verdict (signed_leg_in_flight), never replaced; shown, it is recorded mined and only the fee reissued", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const op = (await buildBuy(a, b, proxied)).operation!
+        const confirmOf = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        expect(Either.isRight(await confirmOf(op.legs[0]!))).toBe(true)
+        const buySigned = await teeSign(a, tee.id, op.legs[2]!)
+        const buyHash = keccak256(buySigned as Hex).toLowerCase()
+        const treasury = getAddress(op.legs[1]!.to)
+        const pcl = publicClientOf(localnet)
+        const code = await pcl.getCode({ address: treasury })
+        const feeBlock = (await pcl.getBlockNumber()) + 1n
+        await tc.setCode({ address: treasury, bytecode: `0x63${feeBlock.toString(16).padStart(8, "0")}4314600b57005b60006000fd` })
+        const refused = await confirmOf(op.legs[1]!).finally(() => tc.setCode({ address: treasury, bytecode: code ?? "0x" }))
+        expect(Either.isLeft(refused) && refused.left.details?.reason).toBe("signed_leg_in_flight")
+        // The old buy lands; the node answers its receipt "not found" (a backend behind), the payer's nonce past it at the head.
+        const hash = await pcl.sendRawTransaction({ serializedTransaction: buySigned as Hex })
+        expect((await pcl.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status).toBe("success")
+        expect(await pcl.getTransactionCount({ address: getAddress(tee.address) })).toBeGreaterThan(op.legs[2]!.nonce)
+        lagReceipt.add(buyHash)
+        const lagged = await confirmOf().finally(() => lagReceipt.delete(buyHash))
+        expect(Either.isLeft(lagged) && [lagged.left.reason, lagged.left.retryable, lagged.left.details?.reason]).toEqual(["launch_failed", true, "signed_leg_in_flight"])
+        expect(await claimState(op.legs[2]!.claimId)).toBe("signed")
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        const shown = await confirmOf()
+        if (Either.isLeft(shown)) throw new Error(`confirm refused: ${shown.left.reason} ${shown.left.message}`)
+        const next = (shown.right as { operation: HoodOperation }).operation
+        expect(next.legs.map((l) => [l.kind, l.status, l.kind === "devBuy" ? l.txHash : null])).toEqual([["createCurve", "mined", null], ["feeTransfer", "pending", null], ["devBuy", "mined", buyHash]])
+      })
+
       it("crash points: a confirm killed between recording a leg and sending it, and one killed after the buy landed but before the record, recover to one booking", async () => {
         const a = await agent()
         const tee = await teeWallet(a)
@@ -844,6 +878,33 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 0 }])
     })
 
+    it("createCurve reverted after the relay signed only the fee leg: the hold stays while those fee bytes can land, swept or not (claims past their lifetime); they land, and the build again books the fee", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, 2n * spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      const feeSigned = await teeSign(a, tee.id, op.legs[1]!)
+      const failed = await withRevertingFactory(async () =>
+        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, op.legs[0]!) }))
+      )
+      expect(Either.isLeft(failed) && failed.left.details?.reason).toBe("reverted")
+      expect([await claimState(op.legs[1]!.claimId), await claimState(op.legs[2]!.claimId)]).toEqual(["signed", "expired"])
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      await backdateHolds(a)
+      await withSql(Effect.orDie(sql`UPDATE sign_claims SET expires_at = ${new Date(Date.now() - 3_600_000)} WHERE account_id = ${a.caller.accountId}`))
+      await sweepNow()
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      const pc = publicClientOf(localnet)
+      const hash = await pc.sendRawTransaction({ serializedTransaction: feeSigned as Hex })
+      expect((await pc.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status).toBe("success")
+      expect(reasonOf(await run(svc.build(a.caller, b)))).toBe("admitted")
+      const feeRaw = spendRaw - BUY
+      const byId = Object.fromEntries((await holds(a)).map((h) => [h.id, h.state]))
+      expect(byId).toEqual({ [holdIdOf(a, b, 1)]: "released", [`${holdIdOf(a, b, 1)}:fee`]: "booked", [holdIdOf(a, b, 2)]: "held" })
+      expect(await usage(a)).toEqual([{ usd: ((spendUsd * feeRaw) / spendRaw).toString(), trades: 0, launches: 0 }])
+    })
+
     it("a dead attempt's kept hold is decided again: once the new attempt's fee mined at the old buy's nonce, the old hold is released (swept or not); an at-limit buy is admitted", async () => {
       const a = await agent()
       const tee = await teeWallet(a)
@@ -861,6 +922,9 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       const next = (await buildBuy(a, b)).operation!
       expect(next.legs[1]!.nonce).toBe(op.legs[2]!.nonce)
       await runOperation(a, tee.id, b, next)
+      // "Never lands" needs the old buy's nonce used NEVER_LANDS_DEPTH_BLOCKS under the head: blocks pass, and the next confirm of the id decides it.
+      await tc.mine({ blocks: Number(NEVER_LANDS_DEPTH_BLOCKS) })
+      expect(Either.isRight(await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: next.operationId })))).toBe(true)
       expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "released"], [holdIdOf(a, b, 2), "booked"]])
       // The sweep alone ends the exemption too (a decision that never ran): the later attempt's leg mined at the old buy's nonce.
       await withSql(Effect.orDie(sql`UPDATE spend_reservations SET state = 'held', settled_at = NULL WHERE id = ${holdIdOf(a, b, 1)}`))
@@ -947,14 +1011,15 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       expect((await holds(a)).map((h) => h.state)).toEqual(["booked"])
     })
 
-    it("a fee leg reverted after the relay signed the dev buy: no reissue while those bytes can land (retryable, the hold kept, swept or not); sent, the buy is counted", async () => {
+    it("a fee leg reverted after the relay signed the dev buy: no reissue while those bytes can land (retryable, the hold kept, swept or not); they land, only the fee is reissued, the launch records and books buy and fee once", async () => {
       const a = await agent()
       const tee = await teeWallet(a)
       await setTxLimit(a, spendUsd)
       const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
-      const op = (await buildBuy(a, b)).operation!
-      const confirmLeg = async (leg: { claimId: string; unsignedTransaction: string }) =>
-        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, leg) }))
+      const build = await buildBuy(a, b)
+      const op = build.operation!
+      const confirmLeg = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
       expect(Either.isRight(await confirmLeg(op.legs[0]!))).toBe(true)
       const buySigned = await teeSign(a, tee.id, op.legs[2]!)
       const treasury = getAddress(op.legs[1]!.to)
@@ -964,18 +1029,31 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       await tc.setCode({ address: treasury, bytecode: `0x63${feeBlock.toString(16).padStart(8, "0")}4314600b57005b60006000fd` })
       const refused = await confirmLeg(op.legs[1]!).finally(() => tc.setCode({ address: treasury, bytecode: code ?? "0x" }))
       expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, refused.left.details?.reason]).toEqual(["launch_failed", true, "signed_leg_in_flight"])
+      expect(Either.isLeft(refused) && typeof refused.left.details?.retryAfter).toBe("number")
       expect(await claimState(op.legs[2]!.claimId)).toBe("signed")
       await backdateHolds(a)
       await sweepNow()
       expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
-      // The agent sends the old buy's bytes: a real buy on the curve, counted at the next confirm.
-      const hash = await pcl.sendRawTransaction({ serializedTransaction: buySigned as Hex })
-      expect((await pcl.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status).toBe("success")
-      const again = await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId }))
-      expect(Either.isLeft(again) && [again.left.reason, again.left.details?.reason]).toEqual(["launch_failed", "signed_leg_landed"])
-      // The fee leg reverted: the buy alone moved, booked at its share of the hold.
-      expect((await holds(a)).map((h) => h.state)).toEqual(["booked"])
-      expect(await usage(a)).toEqual([{ usd: ((spendUsd * BUY) / spendRaw).toString(), trades: 1, launches: 0 }])
+      // The agent sends the old buy's bytes: a real buy on the curve, before the fee.
+      const buyHash = await pcl.sendRawTransaction({ serializedTransaction: buySigned as Hex })
+      expect((await pcl.waitForTransactionReceipt({ hash: buyHash, pollingInterval: 20 })).status).toBe("success")
+      // The next confirm records the buy mined under the claim's signature and reissues only the missing fee, on a fresh nonce; nothing booked yet.
+      const again = await confirmLeg()
+      if (Either.isLeft(again)) throw new Error(`confirm refused: ${again.left.reason} ${again.left.message} ${JSON.stringify(again.left.details)}`)
+      const next = (again.right as { operation: HoodOperation }).operation
+      expect(next.legs.map((l) => [l.kind, l.status])).toEqual([["createCurve", "mined"], ["feeTransfer", "pending"], ["devBuy", "mined"]])
+      expect(next.legs[2]).toMatchObject({ txHash: keccak256(buySigned as Hex), claimId: op.legs[2]!.claimId, nonce: op.legs[2]!.nonce })
+      expect(next.legs[1]!.nonce).toBe(op.legs[2]!.nonce + 1)
+      expect(next.legs[1]!.claimId).not.toBe(op.legs[1]!.claimId)
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      expect(await usage(a)).toEqual([{ usd: null, trades: null, launches: null }])
+      // The fee signed and sent: the launch is confirmed, one token row, buy and fee metered once.
+      const done = await confirmLeg(next.legs[1]!)
+      expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed", signature: keccak256(buySigned as Hex) } })
+      expect(await tokenRows(build.mint)).toHaveLength(1)
+      expect(Either.isRight(await confirmLeg())).toBe(true)
+      expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+      expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
     })
 
     it("a fee leg reissued after the hold was swept: the buy is held anew against the window before its new claim (refused past the limit, nothing reissued)", async () => {
@@ -1002,9 +1080,21 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       const refused = await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: feeSigned })).finally(() =>
         tc.setCode({ address: treasury, bytecode: code ?? "0x" })
       )
-      expect(Either.isLeft(refused) && refused.left.reason).toBe("key_limit_reached")
+      // createCurve landed: the self-signed confirm's LAUNCH_FAILED, retryable, the gate's reason and resetsAt in details (launch spec 7).
+      expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, refused.left.details?.reason]).toEqual(["launch_failed", true, "tx_limit_reached"])
+      expect(Either.isLeft(refused) && typeof refused.left.details?.resetsAt).toBe("number")
       expect((await holds(a)).map((h) => h.state)).toEqual(["released"])
+      // A `never` window (the gate's refusal not retryable) and a lowered per-asset cap (SPEND_LIMIT_EXCEEDED at a build): still LAUNCH_FAILED, retryable.
+      await withSql(Effect.orDie(sql`UPDATE agent_keys SET tx_limit_reset = 'never' WHERE id = ${a.caller.keyId}`))
+      const never = await confirm()
+      expect(Either.isLeft(never) && [never.left.reason, never.left.retryable, never.left.details?.reason]).toEqual(["launch_failed", true, "tx_limit_reached"])
       await setTxLimit(a, spendUsd)
+      await withSql(Effect.orDie(sql`UPDATE agent_keys SET spend_limits = ${JSON.stringify([{ asset: "eth", maxPerTxRaw: (spendRaw - 1n).toString() }])}::jsonb WHERE id = ${a.caller.keyId}`))
+      const capped = await confirm()
+      expect(Either.isLeft(capped) && [capped.left.reason, capped.left.retryable, capped.left.details?.reason]).toEqual(["launch_failed", true, "spend_limit_exceeded"])
+      expect(Either.isLeft(capped) && capped.left.details?.spendLimit).toBeDefined()
+      expect((await holds(a)).map((h) => h.state)).toEqual(["released"])
+      await withSql(Effect.orDie(sql`UPDATE agent_keys SET spend_limits = NULL WHERE id = ${a.caller.keyId}`))
       const reissued = await confirm()
       if (Either.isLeft(reissued)) throw new Error(`reissue refused: ${reissued.left.reason} ${reissued.left.message}`)
       const next = (reissued.right as { operation: HoodOperation }).operation

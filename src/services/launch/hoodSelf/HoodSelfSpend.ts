@@ -4,7 +4,8 @@
  * document 2, 4.1): the buy plus its platform fee on the `tee` rail, held in the build's ledger
  * transaction under the key's lock (a refusal rolls the attempt back: nothing recorded), kept at
  * least as long as its legs' sign claims can be signed, and never released by the sweep while the
- * dev-buy leg's claim is signed or still signable (`SpendStore.sweep`). Settled:
+ * dev-buy leg's claim is signed or still signable, or the fee leg's claim is signed with the leg
+ * pending or sent (`SpendStore.sweep`). Settled:
  * - at the launch's record, from the operation's own leg statuses (`settledHoldOf`): the buy landed
  *   → booked; reverted after its fee leg landed → the fee booked, the buy released (rule 4);
  * - for a dead attempt (its `createCurve` reverted, or a rebuild proved it dead), by its fee and
@@ -12,8 +13,10 @@
  *   landed is booked (both, the buy alone, or the fee alone), what can still land keeps the hold,
  *   else released; decided again for every earlier attempt still held at each confirm and build
  *   of the id (`settleEarlier`);
- * - before a fee-leg reissue: a dev-buy leg the relay signed is not replaced while it can land
- *   (`supersede`), and a hold the sweep released is reserved again (`holdAgain`).
+ * - before a fee-leg reissue: a later leg the relay signed is not replaced while it can land, and
+ *   one that landed is recorded mined (booked with the fee at the record), never reissued
+ *   (`supersede`); a hold the sweep released is reserved again, against the launch's own key, only
+ *   when a dev-buy leg is reissued (`holdAgain`; refused: `LAUNCH_FAILED`, retryable).
  * The dry run does not check the USD window (launch spec endpoint rule 4). A linked (imported)
  * wallet's Hood dev buy is not built by the service, so nothing is held for it.
  */
@@ -21,8 +24,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect } from "effect"
 import { getAddress } from "viem"
-import { type SpendError, spendError } from "../../spend/SpendError.js"
 import { findKeyById } from "../../keys/KeyRepository.js"
+import { type SpendError, spendError } from "../../spend/SpendError.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
 import { bookIn, holdUntilIn, releaseIn, reservationState, reservationValue, reserveIn } from "../../spend/SpendStore.js"
 import type { WalletView } from "../../wallets/WalletService.js"
