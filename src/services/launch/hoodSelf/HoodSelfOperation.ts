@@ -65,9 +65,9 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
    * decided by `spend.supersede` (nothing is saved before this): unsigned, or signed bytes that can
    * never land → reissued; signed bytes that landed → recorded mined with their hash (`Landed`),
    * not reissued; signed bytes that can still land → the confirm fails retryable. The fee leg is
-   * reissued at the payer's pending nonce and the legs still to reissue on the nonces after it; new
-   * dev-buy bytes are reserved first (`spend.holdAgain`: a hold the sweep released is decided anew;
-   * refused: nothing reissued), and no buy reissued holds nothing again.
+   * reissued at the payer's pending nonce and the legs still to reissue on the nonces after it.
+   * Only when a dev-buy leg is among them are its new bytes reserved first (`spend.holdAgain`: a
+   * hold the sweep released is decided anew; refused: nothing reissued).
    */
   const reissueFee = (caller: SelfCaller, stored: Stored, op: HoodOperation, fee: HoodOperationLeg) =>
     Effect.gen(function* () {

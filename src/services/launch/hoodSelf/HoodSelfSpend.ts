@@ -99,6 +99,24 @@ export const holdAgainRefused = (e: SpendError): LaunchError =>
     details: { ...(e.details ?? {}), reason: e.reason }
   })
 
+/**
+ * A released hold reserved anew (`reserveIn`'s released branch), in its own transaction, against
+ * the window of the key that built the launch (`stored.row.keyId`, the key its bookings meter;
+ * `reserveIn` locks it by its prefix), whichever key confirms.
+ */
+const reserveAgain = (stored: Stored, attempt: SpendAttempt) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        const key = yield* findKeyById(stored.row.keyId)
+        if (key === undefined || key.accountId !== stored.row.accountId) {
+          return yield* spendError("key_not_found", "The key that built this launch is not on the account; nothing was reserved", { retryable: false })
+        }
+        return yield* reserveIn({ reservationId: hoodSelfHoldOf(refOf(stored)), accountId: stored.row.accountId, keyPrefix: key.prefix, chain: "hood", attempt })
+      })
+    )
+  )
+
 export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
   const { deps, withSql, chain } = ctx
 
@@ -138,18 +156,7 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
       if ((yield* withSql(reservationState(id)).pipe(launchStorage("reading the dev-buy hold"))) !== "released") return
       const attempt = yield* devBuyAttempt(deps.prices, "tee", stored.row.request, stored.build.fee?.bps ?? caller.plan.feeBps)
       if (attempt === undefined) return
-      const reserved = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql.withTransaction(
-          Effect.gen(function* () {
-            const key = yield* findKeyById(stored.row.keyId)
-            if (key === undefined || key.accountId !== stored.row.accountId) {
-              return yield* spendError("key_not_found", "The key that built this launch is not on the account; nothing was reserved", { retryable: false })
-            }
-            return yield* reserveIn({ reservationId: id, accountId: stored.row.accountId, keyPrefix: key.prefix, chain: "hood", attempt })
-          })
-        )
-      )
-      yield* withSql(reserved).pipe(Effect.catchTag("SpendError", (e) => Effect.fail(holdAgainRefused(e))), launchStorage("holding the dev buy again"))
+      yield* withSql(reserveAgain(stored, attempt)).pipe(Effect.catchTag("SpendError", (e) => Effect.fail(holdAgainRefused(e))), launchStorage("holding the dev buy again"))
     })
 
   /** At the launch's record (its confirming transaction): the hold settled from the operation's own legs (`settledHoldOf`). */
