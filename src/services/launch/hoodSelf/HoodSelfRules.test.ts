@@ -2,6 +2,7 @@ import { Either } from "effect"
 import { type Address, getAddress, type Hex, zeroAddress } from "viem"
 import { describe, expect, it } from "vitest"
 import { DefaultDevBuyCeilings } from "../../../domain/Economics.js"
+import { spendError } from "../../spend/SpendError.js"
 import { decodeSelfLaunchRequest } from "../request/DecodeLaunchRequest.js"
 import {
   createInput,
@@ -11,6 +12,7 @@ import {
   devBuyOnVirginCurve,
   devBuyOutcome,
   feeLegVerifies,
+  holdAgainRefused,
   legOnChainOf,
   NEVER_LANDS_DEPTH_BLOCKS,
   nonceBlockOf,
@@ -124,5 +126,18 @@ describe("a TEE operation's dev-buy hold", () => {
     expect(deadSettlementOf("book", "release")).toBe("book_buy")
     expect(deadSettlementOf("release", "book")).toBe("book_fee")
     expect(deadSettlementOf("release", "release")).toBe("release")
+  })
+  it("a reissue's hold refused after createCurve landed: LAUNCH_FAILED, always retryable, the gate's reason and details (never KEY_LIMIT_REACHED or SPEND_LIMIT_EXCEEDED)", () => {
+    const resetsAt = 1_700_000_000_000
+    const daily = holdAgainRefused(spendError("tx_limit_reached", "over", { retryable: true, details: { resetsAt, usedUsdMicros: 5 } }))
+    expect([daily.reason, daily.retryable, daily.details]).toEqual(["launch_failed", true, { reason: "tx_limit_reached", resetsAt, usedUsdMicros: 5 }])
+    // A `never` window: the gate's refusal is not retryable; after createCurve landed it is.
+    const never = holdAgainRefused(spendError("tx_limit_reached", "over", { retryable: false, details: { resetsAt: null } }))
+    expect([never.reason, never.retryable, never.details]).toEqual(["launch_failed", true, { reason: "tx_limit_reached", resetsAt: null }])
+    const spendLimit = { limitSource: "key", keyPrefix: "h0000001", asset: "eth", capDecimal: "0.01", attemptedDecimal: "0.0101" }
+    const capped = holdAgainRefused(spendError("spend_limit_exceeded", "cap", { retryable: false, details: { spendLimit } }))
+    expect([capped.reason, capped.retryable, capped.details]).toEqual(["launch_failed", true, { reason: "spend_limit_exceeded", spendLimit }])
+    const unavailable = holdAgainRefused(spendError("limit_unavailable", "no price", { retryable: true, details: { reason: "limit_unavailable", retryAfter: 30 } }))
+    expect([unavailable.reason, unavailable.retryable, unavailable.details]).toEqual(["launch_failed", true, { reason: "limit_unavailable", retryAfter: 30 }])
   })
 })

@@ -8,6 +8,8 @@ import { type Address, getAddress, type Hex } from "viem"
 import { devBuyPlan, quoteTokenOf } from "../../../chain/hood/launch/HeadlessCalls.js"
 import { initialState, tokenReserveRaw } from "../../../domain/CurveMath.js"
 import { findEconomics } from "../../../domain/Economics.js"
+import type { SpendError } from "../../spend/SpendError.js"
+import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
 
 /** The factory's metadata URI bound (bytes). */
@@ -152,3 +154,14 @@ export const deadSettlementOf = (buy: "book" | "release" | "keep", fee: "book" |
   if (buy === "book") return fee === "book" ? "book" : "book_buy"
   return fee === "book" ? "book_fee" : "release"
 }
+
+/**
+ * A refusal of `holdAgain` (the fee leg reissued after `createCurve` landed): the self-signed
+ * confirm's `LAUNCH_FAILED`, always retryable (launch spec 7), with the gate's reason and its details
+ * (`resetsAt`, `spendLimit`, `retryAfter`); never `KEY_LIMIT_REACHED` or `SPEND_LIMIT_EXCEEDED`.
+ */
+export const holdAgainRefused = (e: SpendError): LaunchError =>
+  launchFailure("launch_failed", `the reissued fee leg's dev buy could not be held again: ${e.message}; confirm again once the key's window allows it`, {
+    retryable: true,
+    details: { ...(e.details ?? {}), reason: e.reason }
+  })

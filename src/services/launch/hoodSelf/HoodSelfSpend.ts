@@ -37,7 +37,7 @@ import { fromWallet, type LaunchError, launchFailure } from "../LaunchError.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import type { HoodSelfContext, Stored } from "./HoodSelfContext.js"
-import { deadHoldOf, deadSettlementOf, settledHoldOf, TEE_RETRY_AFTER_MS } from "./HoodSelfRules.js"
+import { deadHoldOf, deadSettlementOf, holdAgainRefused, settledHoldOf, TEE_RETRY_AFTER_MS } from "./HoodSelfRules.js"
 
 export type HoodSelfSpend = ReturnType<typeof makeHoodSelfSpend>
 
@@ -86,17 +86,6 @@ const bookBuy = (stored: Stored) =>
     const buyRaw = stored.row.request.buyAmountRaw
     const usdMicros = held === undefined || held.usdMicros === null || held.amountRaw === 0n ? null : (held.usdMicros * buyRaw) / held.amountRaw
     yield* bookIn({ ...devBuyBooking(hoodSelfHoldOf(ref), { accountId: ref.accountId, keyId: stored.row.keyId }, "tee", { chain: "hood", quoteAsset: stored.row.request.quoteAsset, buyAmountRaw: buyRaw }, 0), usdMicros })
-  })
-
-/**
- * A refusal of `holdAgain` (the fee leg reissued after `createCurve` landed): the self-signed
- * confirm's `LAUNCH_FAILED`, always retryable (launch spec 7), with the gate's reason and its details
- * (`resetsAt`, `spendLimit`, `retryAfter`); never `KEY_LIMIT_REACHED` or `SPEND_LIMIT_EXCEEDED`.
- */
-export const holdAgainRefused = (e: SpendError): LaunchError =>
-  launchFailure("launch_failed", `the reissued fee leg's dev buy could not be held again: ${e.message}; confirm again once the key's window allows it`, {
-    retryable: true,
-    details: { ...(e.details ?? {}), reason: e.reason }
   })
 
 /**
