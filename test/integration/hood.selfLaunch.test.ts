@@ -574,6 +574,8 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       /** A lagging node: these receipts answer "not found" and the head is this block (unset: the node's own). */
       const lagReceipt = new Set<string>()
       let lagHead: bigint | undefined
+      /** A contract-read backend behind: `eth_call` at "latest" is answered from this block (unset: forwarded as asked). */
+      let lagCall: bigint | undefined
       /** Requests held unanswered (a process killed mid-call never hears back): `method:param` keys; `releaseHeld` answers them with an error, unforwarded. */
       const hold = new Set<string>()
       const held: Array<{ readonly id: unknown; readonly res: import("node:http").ServerResponse }> = []
@@ -598,6 +600,11 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
               held.push({ id: message.id, res })
               return
             }
+            const params = message.params ?? []
+            const forwarded =
+              message.method === "eth_call" && lagCall !== undefined && params[1] === "latest"
+                ? JSON.stringify({ ...message, params: [params[0], `0x${lagCall.toString(16)}`, ...params.slice(2)] })
+                : text
             if ((message.method === "eth_getTransactionReceipt" && lagReceipt.has(hash)) || (message.method === "eth_blockNumber" && lagHead !== undefined)) {
               res.writeHead(200, { "content-type": "application/json" })
               res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: message.method === "eth_blockNumber" ? `0x${lagHead!.toString(16)}` : null }))
@@ -608,7 +615,7 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
               res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32000, message: "header not found" } }))
               return
             }
-            void fetch(localnet.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: text })
+            void fetch(localnet.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: forwarded })
               .then(async (upstream) => {
                 res.writeHead(upstream.status, { "content-type": "application/json" })
                 res.end(await upstream.text())
@@ -731,6 +738,32 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
         if (Either.isLeft(shown)) throw new Error(`confirm refused: ${shown.left.reason} ${shown.left.message}`)
         const next = (shown.right as { operation: HoodOperation }).operation
         expect(next.legs.map((l) => [l.kind, l.status, l.kind === "devBuy" ? l.txHash : null])).toEqual([["createCurve", "mined", null], ["feeTransfer", "pending", null], ["devBuy", "mined", buyHash]])
+      })
+
+      it("a build again while the curve read lags the nonce read (createCurve mined, eth_call at latest answered from the block before it): 409 prior_attempt_on_chain; the attempt, its claims and its hold untouched", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b, proxied)
+        const op = build.operation!
+        // The relay signs createCurve; the agent sends it straight to the node (never handed back to confirm).
+        const pc = publicClientOf(localnet)
+        const createHash = await pc.sendRawTransaction({ serializedTransaction: (await teeSign(a, tee.id, op.legs[0]!)) as Hex })
+        const created = await pc.waitForTransactionReceipt({ hash: createHash, pollingInterval: 20 })
+        expect(created.status).toBe("success")
+        lagCall = created.blockNumber - 1n
+        const again = await run(proxied.build(a.caller, b)).finally(() => {
+          lagCall = undefined
+        })
+        expect(Either.isLeft(again) && [again.left.reason, again.left.retryable, again.left.details]).toEqual([
+          "idempotency_conflict",
+          false,
+          { reason: "prior_attempt_on_chain", mint: build.mint }
+        ])
+        expect([await claimState(op.legs[1]!.claimId), await claimState(op.legs[2]!.claimId)]).toEqual(["open", "open"])
+        expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "held"]])
+        expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId }).pipe(Effect.orDie)))?.attempt).toBe(1)
       })
 
       it("crash points: a confirm killed between recording a leg and sending it, and one killed after the buy landed but before the record, recover to one booking", async () => {

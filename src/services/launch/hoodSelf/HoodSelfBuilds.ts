@@ -72,7 +72,9 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
       // An earlier dead attempt's kept hold is decided again at every build of the id, before this one holds.
       if (sameRequest) yield* spend.settleEarlier(input, row.attempt, storedOf)
       const earlier = sameRequest && (row.state === "submitted" || isRevivable(row)) ? yield* storedOf({ ...input, attempt: row.attempt }) : undefined
-      if (earlier !== undefined && (yield* chain.curveExists(g.c.factory, earlier.build.pool))) {
+      // The payer's nonce and the curve read at ONE block (the head): a curve read behind the nonce read never proves a live attempt dead.
+      const seen = earlier === undefined ? undefined : yield* chain.attemptAtHead(getAddress(earlier.row.payer), g.c.factory, earlier.build.pool)
+      if (earlier !== undefined && seen?.curveExists === true) {
         return yield* launchFailure("idempotency_conflict", "the earlier build of this clientLaunchId created its curve: confirm it; never build again", {
           retryable: false,
           details: { reason: "prior_attempt_on_chain", mint: earlier.build.mint }
@@ -83,8 +85,7 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
         const op = earlier.build.operation
         const signed = op.legs[0]?.status !== "pending" || (yield* wallets.claimStatus(earlier.row.claimId).pipe(Effect.mapError(fromWallet)))?.state !== "open"
         if (!signed) return { _tag: "Built", build: earlier.build } satisfies HoodSelfBuildOutcome
-        const mined = yield* chain.rpc("nonce", (cl) => cl.getTransactionCount({ address: getAddress(earlier.row.payer), blockTag: "latest" }))
-        if (mined <= earlier.row.resolved.nonce) {
+        if (seen === undefined || seen.nonce <= earlier.row.resolved.nonce) {
           const now = yield* Clock.currentTimeMillis
           return yield* launchFailure("idempotency_conflict", "an earlier signed build of this clientLaunchId can still land: finish its operation (confirm with operationId)", {
             retryable: true,
@@ -92,7 +93,8 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
           })
         }
       }
-      // Past here an earlier TEE attempt is dead: its dev-buy hold is decided by its buy's claim before the new attempt holds (endpoint rule 7).
+      // Past here an earlier TEE attempt is dead (at that one block its nonce was used and no curve existed): its dev-buy hold is decided by
+      // its fee and dev-buy legs (`settleDead`) before the new attempt holds (endpoint rule 7).
       const failed = earlier === undefined && sameRequest && row.state === "failed" ? yield* storedOf({ ...input, attempt: row.attempt }) : undefined
       const dead = earlier ?? failed
       if (dead !== undefined) yield* spend.settleDead(dead)

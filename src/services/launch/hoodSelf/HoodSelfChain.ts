@@ -89,8 +89,28 @@ export const makeHoodSelfChain = (config: HoodSelfLaunchConfig) => {
       )
     )
 
-  const curveExists = (factory: Address, curve: string) =>
-    rpc("factory read", (c) => c.readContract({ address: factory, abi: curveFactoryAbi, functionName: "isCurve", args: [getAddress(curve)] }))
+  /** The head block this node answers, uncached: the one block a check's reads are pinned to (a node without it errors, retryable; never a stale answer). */
+  const headBlock = rpc("block number", (c) => c.getBlockNumber({ cacheTime: 0 }))
+
+  /** The payer's mined transaction count at `blockNumber`. */
+  const nonceAt = (payer: Address, blockNumber: bigint) => rpc("nonce", (c) => c.getTransactionCount({ address: payer, blockNumber }))
+
+  /**
+   * An earlier attempt as ONE block shows it (`headBlock`): the payer's mined nonce, then whether
+   * its curve exists, both read at that block. Read at "latest" one after the other, a curve
+   * created between the two reads (or a curve read served by a node behind the nonce read) showed
+   * "nonce passed" with "no curve": a live attempt taken for dead. The build's repeat check and a
+   * linked record's "not mined" check decide on this snapshot.
+   */
+  const attemptAtHead = (payer: Address, factory: Address, curve: string) =>
+    Effect.gen(function* () {
+      const block = yield* headBlock
+      const nonce = yield* nonceAt(payer, block)
+      const curveExists = yield* rpc("factory read", (c) =>
+        c.readContract({ address: factory, abi: curveFactoryAbi, functionName: "isCurve", args: [getAddress(curve)], blockNumber: block })
+      )
+      return { block, nonce, curveExists }
+    })
 
   /** A read whose "not found" answer is `undefined`; any other failure is the retryable `chain_read_failed`. */
   const found = <A>(what: string, f: (c: PublicClient) => Promise<A>, notFound: (e: unknown) => boolean) =>
@@ -121,11 +141,10 @@ export const makeHoodSelfChain = (config: HoodSelfLaunchConfig) => {
     Effect.gen(function* () {
       const receipt = (yield* receiptOf(hash))?.status
       if (receipt !== undefined) return legOnChainOf({ receipt, nonceAtDepth: undefined, legNonce: nonce, receiptAgain: undefined })
-      const head = yield* rpc("block number", (c) => c.getBlockNumber({ cacheTime: 0 }))
-      const nonceAtDepth = yield* rpc("nonce", (c) => c.getTransactionCount({ address: payer, blockNumber: nonceBlockOf(head) }))
+      const nonceAtDepth = yield* nonceAt(payer, nonceBlockOf(yield* headBlock))
       const receiptAgain = nonceAtDepth > nonce ? (yield* receiptOf(hash))?.status : undefined
       return legOnChainOf({ receipt, nonceAtDepth, legNonce: nonce, receiptAgain })
     })
 
-  return { rpc, configured, predicted, treasuryOf, unsigned, curveExists, receiptOf, transactionOf, legOnChain }
+  return { rpc, configured, predicted, treasuryOf, unsigned, attemptAtHead, receiptOf, transactionOf, legOnChain }
 }

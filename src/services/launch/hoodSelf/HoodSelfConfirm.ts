@@ -58,9 +58,9 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
       const payer = getAddress(stored.row.payer)
       const receipt = yield* receiptOf(hashes.signature)
       if (receipt === undefined) {
-        // Not mined. Dead only when the payer's nonce moved past the build's and no curve exists.
-        const mined = yield* chain.rpc("nonce", (cl) => cl.getTransactionCount({ address: payer, blockTag: "latest" }))
-        if (mined > stored.row.resolved.nonce && !(yield* chain.curveExists(c.factory, stored.build.pool))) return yield* notFound()
+        // Not mined. Dead only when, at one block, the payer's nonce moved past the build's and no curve exists.
+        const seen = yield* chain.attemptAtHead(payer, c.factory, stored.build.pool)
+        if (seen.nonce > stored.row.resolved.nonce && !seen.curveExists) return yield* notFound()
         return yield* launchFailure("validation_failed", "the createCurve transaction is not mined yet; confirm again once it is", { field: "signature", retryable: true })
       }
       const tx = yield* transactionOf(hashes.signature)
