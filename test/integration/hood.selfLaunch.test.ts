@@ -766,6 +766,34 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
         expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId }).pipe(Effect.orDie)))?.attempt).toBe(1)
       })
 
+      it("a TEE operation's record whose createCurve receipt a node behind answers 'not found' (its curve read behind too): LAUNCH_FAILED retryable chain_read_failed, never JOB_NOT_FOUND; nothing recorded; read again it records and books once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b, proxied)
+        const op = build.operation!
+        const confirmOf = async (signedTransaction?: string) =>
+          run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(signedTransaction === undefined ? {} : { signedTransaction }) }))
+        const createSigned = await teeSign(a, tee.id, op.legs[0]!)
+        expect(Either.isRight(await confirmOf(createSigned))).toBe(true)
+        expect(Either.isRight(await confirmOf(await teeSign(a, tee.id, op.legs[1]!)))).toBe(true)
+        const createHash = keccak256(createSigned as Hex).toLowerCase()
+        lagReceipt.add(createHash)
+        lagCall = (await publicClientOf(localnet).getTransactionReceipt({ hash: createHash as Hex })).blockNumber - 1n
+        const lagged = await confirmOf(await teeSign(a, tee.id, op.legs[2]!)).finally(() => {
+          lagReceipt.delete(createHash)
+          lagCall = undefined
+        })
+        expect(Either.isLeft(lagged) && [lagged.left.reason, lagged.left.retryable, lagged.left.details?.reason]).toEqual(["launch_failed", true, "chain_read_failed"])
+        expect(await tokenRows(build.mint)).toEqual([])
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        const done = await confirmOf()
+        expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed" } })
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
       it("crash points: a confirm killed between recording a leg and sending it, and one killed after the buy landed but before the record, recover to one booking", async () => {
         const a = await agent()
         const tee = await teeWallet(a)

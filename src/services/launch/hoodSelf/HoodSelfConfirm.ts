@@ -58,6 +58,11 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
       const payer = getAddress(stored.row.payer)
       const receipt = yield* receiptOf(hashes.signature)
       if (receipt === undefined) {
+        // A TEE operation is recorded only after its createCurve leg was seen mined: a receipt "not found" now is a node behind, never a
+        // verdict (3.4: once createCurve is mined, never build again), so it is the retryable read failure, not JOB_NOT_FOUND.
+        if (stored.build.operation !== undefined) {
+          return yield* launchFailure("launch_failed", "the createCurve receipt is not readable now; confirm again", { retryable: true, details: { reason: "chain_read_failed" } })
+        }
         // Not mined. Dead only when, at one block, the payer's nonce moved past the build's and no curve exists.
         const seen = yield* chain.attemptAtHead(payer, c.factory, stored.build.pool)
         if (seen.nonce > stored.row.resolved.nonce && !seen.curveExists) return yield* notFound()
