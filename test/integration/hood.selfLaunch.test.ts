@@ -576,6 +576,9 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       let lagHead: bigint | undefined
       /** A contract-read backend behind: `eth_call` at "latest" is answered from this block (unset: forwarded as asked). */
       let lagCall: bigint | undefined
+      /** A receipt index that catches up: these receipts answer "not found" until a nonce read pinned to a block number arrives; `hiddenReceipts` counts those answers. */
+      const receiptAfterNonce = new Set<string>()
+      let hiddenReceipts = 0
       /** Requests held unanswered (a process killed mid-call never hears back): `method:param` keys; `releaseHeld` answers them with an error, unforwarded. */
       const hold = new Set<string>()
       const held: Array<{ readonly id: unknown; readonly res: import("node:http").ServerResponse }> = []
@@ -598,6 +601,13 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
             const hash = message.method === "eth_sendRawTransaction" ? keccak256(param as Hex).toLowerCase() : param
             if (hold.has(`${message.method}:${hash}`)) {
               held.push({ id: message.id, res })
+              return
+            }
+            if (message.method === "eth_getTransactionCount" && /^0x[0-9a-f]+$/i.test(String(message.params?.[1] ?? ""))) receiptAfterNonce.clear()
+            if (message.method === "eth_getTransactionReceipt" && receiptAfterNonce.has(hash)) {
+              hiddenReceipts += 1
+              res.writeHead(200, { "content-type": "application/json" })
+              res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: null }))
               return
             }
             const params = message.params ?? []
@@ -790,6 +800,36 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
         expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
         const done = await confirmOf()
         expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed" } })
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
+      it("a sent buy whose receipt the node shows only on the read after the nonce (the nonce at depth passed it): mined and booked, never taken for a leg that can never land", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const op = (await buildBuy(a, b, proxied)).operation!
+        const pc = publicClientOf(localnet)
+        const confirmOf = (signedTransaction?: string) =>
+          proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(signedTransaction !== undefined ? { signedTransaction } : {}) })
+        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await run(confirmOf(await teeSign(a, tee.id, leg))))).toBe(true)
+        // The buy recorded sent, its confirm cut off while waiting for the receipt (the buy mined meanwhile).
+        const buySigned = await teeSign(a, tee.id, op.legs[2]!)
+        const buyHash = keccak256(buySigned as Hex).toLowerCase()
+        hold.add(`eth_getTransactionReceipt:${buyHash}`)
+        const cut = Effect.runFork(confirmOf(buySigned))
+        await until(async () => (await pc.getTransactionCount({ address: getAddress(tee.address) })) > op.legs[2]!.nonce && heldCount() > 0, "the buy mined")
+        await Effect.runPromise(Fiber.interrupt(cut))
+        releaseHeld()
+        // Blocks pass: the payer's nonce at NEVER_LANDS_DEPTH_BLOCKS under the head has passed the buy's; its first receipt read answers "not found".
+        await tc.mine({ blocks: Number(NEVER_LANDS_DEPTH_BLOCKS) })
+        hiddenReceipts = 0
+        receiptAfterNonce.add(buyHash)
+        const done = await run(confirmOf()).finally(() => receiptAfterNonce.clear())
+        expect(hiddenReceipts).toBeGreaterThan(0)
+        if (Either.isLeft(done)) throw new Error(`confirm refused: ${done.left.reason} ${done.left.message}`)
+        expect(done.right).toMatchObject({ chain: "hood", devBuy: { outcome: "landed", signature: buyHash } })
         expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
         expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
       })
