@@ -33,6 +33,10 @@ import * as ImageService from "../../src/services/images/ImageService.js"
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import type { HoodOperation } from "../../src/services/launch/HoodOperation.js"
 import * as HoodSelfLaunch from "../../src/services/launch/HoodSelfLaunch.js"
+import { makeHoodSelfAttempts } from "../../src/services/launch/hoodSelf/HoodSelfAttempt.js"
+import { makeHoodSelfChain } from "../../src/services/launch/hoodSelf/HoodSelfChain.js"
+import type { HoodSelfContext } from "../../src/services/launch/hoodSelf/HoodSelfContext.js"
+import { makeHoodSelfSpend } from "../../src/services/launch/hoodSelf/HoodSelfSpend.js"
 import { NEVER_LANDS_DEPTH_BLOCKS } from "../../src/services/launch/hoodSelf/HoodSelfRules.js"
 import { devBuyFeeRaw } from "../../src/services/launch/internal/LaunchSpend.js"
 import * as LaunchLedger from "../../src/services/launch/LaunchLedger.js"
@@ -1217,6 +1221,50 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       expect(answers.some((r) => Either.isRight(r) && r.right._tag === "Built")).toBe(true)
       expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "held"]])
       expect(await ledgerRows(a)).toEqual([{ id: b.request.clientLaunchId }])
+    })
+
+    it("a hold the sweep released is held again against the key that built the launch, whichever key of the account confirms", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      await buildBuy(a, b)
+      // A second key of the account whose window cannot fit the buy confirms (its key id and prefix on the caller).
+      const keyB = { id: `${a.caller.keyId}-b`, prefix: `b${a.caller.keyPrefix.slice(1)}` }
+      await withSql(
+        insertKey(
+          {
+            id: keyB.id, prefix: keyB.prefix, accountId: a.caller.accountId, hash: `hash-${keyB.id}`, environment: "production", scopes: a.caller.principal.scopes, label: null,
+            rateLimitPerMin: 300, dailyLaunchCap: 0, launchChains: ["hood"], embeddedWallet: "denied", expiresAtMs: null, txLimit: { usdMicros: 1, reset: "daily" },
+            mintedByDeviceId: null, provisionedBy: null
+          },
+          Date.now()
+        )
+      )
+      const callerB: SelfCaller = { ...a.caller, keyId: keyB.id, keyPrefix: keyB.prefix, principal: { ...a.caller.principal, keyId: keyB.id, keyPrefix: keyB.prefix } }
+      const config: HoodSelfLaunch.HoodSelfLaunchConfig = {
+        chain: localnet.chain,
+        rpcUrl: localnet.rpcUrl,
+        factory: localnet.addresses.factory,
+        bondingCurveBytecode: localnet.artifacts.BondingCurve.bytecode,
+        baseUrl: BASE_URL,
+        exclusiveHolderPassRaw: 1n,
+        teeLaunchBuysEnabled: true
+      }
+      const ctx: HoodSelfContext = {
+        config,
+        deps: { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) },
+        withSql: (self) => Effect.provideService(self, SqlClient.SqlClient, sql),
+        chain: makeHoodSelfChain(config)
+      }
+      const spend = makeHoodSelfSpend(ctx)
+      const stored = await Effect.runPromise(makeHoodSelfAttempts(ctx, spend).storedOf({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId, attempt: 1 }))
+      const id = holdIdOf(a, b, 1)
+      await withSql(Effect.orDie(sql`UPDATE spend_reservations SET state = 'released', settled_at = ${new Date()} WHERE id = ${id}`))
+      const again = await run(spend.holdAgain(callerB, stored!))
+      if (Either.isLeft(again)) throw new Error(`held again refused: ${again.left.reason} ${JSON.stringify(again.left.details)}`)
+      const row = await withSql(Effect.orDie(sql<{ state: string; owner: string }>`SELECT state, key_id AS owner FROM spend_reservations WHERE id = ${id}`))
+      expect(row.map((r) => [r.state, r.owner])).toEqual([["held", a.caller.keyId]])
     })
 
     it("no ETH price: a key with a txLimit fails closed at build (KEY_LIMIT_REACHED, limit_unavailable, retryable) and records nothing", async () => {
