@@ -148,7 +148,7 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
       }
       if (op.state === "failed") {
         yield* failOnChainFailure(ledger, row)
-        // createCurve reverted: the dev-buy hold is decided by the buy's claim (a signed buy can still move its ETH).
+        // createCurve reverted: the dev-buy hold is decided by its fee and buy legs' claims (`settleDead`; signed bytes can still move ETH).
         yield* spend.settleFailed(stored)
         return yield* launchFailure("launch_failed", "createCurve reverted on chain; build again with the same clientLaunchId", { retryable: true, details: { reason: "reverted" } })
       }

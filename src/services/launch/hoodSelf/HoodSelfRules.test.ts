@@ -92,7 +92,7 @@ describe("a TEE operation's dev-buy hold", () => {
     expect(settledHoldOf(legs("mined", "pending"))).toBe("keep")
     expect(settledHoldOf(legs("mined", null))).toBe("none")
   })
-  it("a dead attempt's, by its buy's claim: never signed releases; signed books when it landed, releases when reverted or its nonce was used by another transaction, else keeps", () => {
+  it("a dead attempt's value leg, by its claim: never signed releases; signed books when it landed, releases when reverted or its nonce was used by another transaction, else keeps", () => {
     expect(deadHoldOf({ signed: false }, undefined)).toBe("release")
     expect(deadHoldOf({ signed: true }, undefined)).toBe("keep")
     expect(deadHoldOf({ signed: true }, "success")).toBe("book")

@@ -159,10 +159,12 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
   }
 
   /**
-   * A dead attempt's hold (`createCurve` reverted, or a rebuild proved it dead), by its dev-buy
-   * claim (`deadHoldOf`): the open fee and dev-buy claims are expired first, so an unsigned buy can
-   * never be signed after its hold is released. A read that fails fails this call (retryable): the
-   * hold stays as it is.
+   * A dead attempt's hold (`createCurve` reverted, or a rebuild proved it dead), by both of its
+   * value legs: the open fee and dev-buy claims are expired first, so neither can be signed after
+   * the hold is settled; then each leg's claim is read (`legVerdict`: landed, never lands, or can
+   * still land) and the two combined (`deadSettlementOf`): either can still land → kept; else what
+   * landed is booked (both, the buy alone, or the fee alone), the rest released. A read that fails
+   * fails this call (retryable): the hold stays as it is.
    */
   const settleDead = (stored: Stored): Effect.Effect<ReturnType<typeof deadSettlementOf> | "none", LaunchError> =>
     Effect.gen(function* () {
