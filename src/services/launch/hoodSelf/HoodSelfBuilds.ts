@@ -73,8 +73,8 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
       if (sameRequest) yield* spend.settleEarlier(input, row.attempt, storedOf)
       const earlier = sameRequest && (row.state === "submitted" || isRevivable(row)) ? yield* storedOf({ ...input, attempt: row.attempt }) : undefined
       // The payer's nonce and the curve read at ONE block (the head): a curve read behind the nonce read never proves a live attempt dead.
-      const seen = earlier === undefined ? undefined : yield* chain.attemptAtHead(getAddress(earlier.row.payer), g.c.factory, earlier.build.pool)
-      if (earlier !== undefined && seen?.curveExists === true) {
+      const onChain = earlier === undefined ? undefined : yield* chain.attemptAtHead(getAddress(earlier.row.payer), g.c.factory, earlier.build.pool)
+      if (earlier !== undefined && onChain?.curveExists === true) {
         return yield* launchFailure("idempotency_conflict", "the earlier build of this clientLaunchId created its curve: confirm it; never build again", {
           retryable: false,
           details: { reason: "prior_attempt_on_chain", mint: earlier.build.mint }
@@ -85,7 +85,7 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
         const op = earlier.build.operation
         const signed = op.legs[0]?.status !== "pending" || (yield* wallets.claimStatus(earlier.row.claimId).pipe(Effect.mapError(fromWallet)))?.state !== "open"
         if (!signed) return { _tag: "Built", build: earlier.build } satisfies HoodSelfBuildOutcome
-        if (seen === undefined || seen.nonce <= earlier.row.resolved.nonce) {
+        if (onChain === undefined || onChain.nonce <= earlier.row.resolved.nonce) {
           const now = yield* Clock.currentTimeMillis
           return yield* launchFailure("idempotency_conflict", "an earlier signed build of this clientLaunchId can still land: finish its operation (confirm with operationId)", {
             retryable: true,
