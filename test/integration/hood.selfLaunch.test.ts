@@ -14,9 +14,10 @@
  * `SIGNER_MISMATCH`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Context, Effect, Either, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Either, Exit, Fiber, Layer, Scope } from "effect"
 import { webcrypto } from "node:crypto"
-import { type Address, createWalletClient, encodeFunctionData, getAddress, type Hex, http } from "viem"
+import { createServer, type Server } from "node:http"
+import { type Address, createWalletClient, encodeFunctionData, getAddress, type Hex, http, keccak256 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AgentLaunches } from "../../actors/AgentLaunches.js"
@@ -30,16 +31,26 @@ import { type Plan, resolvePlans } from "../../src/domain/Plans.js"
 import { insertAccount } from "../../src/services/accounts/AccountRepository.js"
 import * as ImageService from "../../src/services/images/ImageService.js"
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
+import type { HoodOperation } from "../../src/services/launch/HoodOperation.js"
 import * as HoodSelfLaunch from "../../src/services/launch/HoodSelfLaunch.js"
+import { makeHoodSelfAttempts } from "../../src/services/launch/hoodSelf/HoodSelfAttempt.js"
+import { makeHoodSelfChain } from "../../src/services/launch/hoodSelf/HoodSelfChain.js"
+import type { HoodSelfContext } from "../../src/services/launch/hoodSelf/HoodSelfContext.js"
+import { makeHoodSelfSpend } from "../../src/services/launch/hoodSelf/HoodSelfSpend.js"
+import { NEVER_LANDS_DEPTH_BLOCKS } from "../../src/services/launch/hoodSelf/HoodSelfRules.js"
+import { devBuyFeeRaw } from "../../src/services/launch/internal/LaunchSpend.js"
 import * as LaunchLedger from "../../src/services/launch/LaunchLedger.js"
 import type { LaunchError } from "../../src/services/launch/LaunchError.js"
 import { decodeSelfLaunchRequest, type SelfLaunchBody } from "../../src/services/launch/request/DecodeLaunchRequest.js"
 import type { SelfCaller } from "../../src/services/launch/SolanaSelfLaunch.js"
+import { sweep as sweepHolds } from "../../src/services/spend/SpendStore.js"
+import { fixedPriceSource, LOCALNET_USD_PRICES_DEFAULT } from "../../src/services/prices/PriceSource.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import type { KeyInfo, Principal } from "../../src/services/wallets/Principal.js"
 import * as WalletProvider from "../../src/services/wallets/WalletProvider.js"
 import * as WalletService from "../../src/services/wallets/WalletService.js"
 import { sealForImport } from "../support/hpkeSealer.js"
+import { closeLoopback, listenLoopback } from "../support/loopbackHttp.js"
 import { solidImage } from "../support/testImages.js"
 import { launchFailureCodesLayer } from "../../api/LaunchCodes.js"
 
@@ -91,7 +102,7 @@ beforeAll(async () => {
         exclusiveHolderPassRaw: 1n,
         teeLaunchBuysEnabled: false
       },
-      { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry }
+      { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) }
     )
   )
 }, 180_000)
@@ -353,7 +364,7 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
           exclusiveHolderPassRaw: 1n,
           teeLaunchBuysEnabled: buys
         },
-        { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry }
+        { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) }
       )
     )
 
@@ -409,5 +420,874 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
     if (Either.isLeft(last)) throw new Error(`buy leg refused: ${last.left.reason} ${last.left.message}`)
     if ((last.right as any).operation !== undefined) throw new Error(JSON.stringify((last.right as any).operation.legs.map((l: any) => [l.kind, l.status, l.txHash])))
     expect(last.right).toMatchObject({ chain: "hood", mint: r.right.build.mint, devBuy: { outcome: "landed" } })
+  })
+
+  describe("the TEE dev buy through the spend gate: held against the bound key's USD window before signing (launch spec 3.1; document 2, 4.1)", () => {
+    // 0.01 ETH plus the Pro plan's platform fee (Hood rounds down), at the localnet's $3,000 an ETH.
+    const BUY = 10n ** 16n
+    const spendRaw = BUY + devBuyFeeRaw("hood", BUY, pro.feeBps)
+    const spendUsd = (spendRaw * 3000n * 10n ** 6n) / ETH
+    let svc: HoodSelfLaunch.HoodSelfLaunchShape
+    beforeAll(async () => {
+      svc = await teeService(true)
+    })
+
+    const setTxLimit = (a: Agent, usdMicros: bigint) =>
+      withSql(Effect.orDie(sql`UPDATE agent_keys SET tx_limit_usd_micros = ${usdMicros.toString()}, tx_limit_reset = 'daily' WHERE id = ${a.caller.keyId}`))
+    const holds = (a: Agent) =>
+      withSql(
+        Effect.orDie(sql<{ id: string; state: string; rail: string; purpose: string; amount: string; usd: string }>`
+          SELECT id, state, rail, purpose, amount_raw::text AS amount, usd_micros::text AS usd FROM spend_reservations WHERE key_id = ${a.caller.keyId} ORDER BY created_at`)
+      )
+    const usage = (a: Agent) =>
+      withSql(
+        Effect.orDie(sql<{ usd: string | null; trades: number | null; launches: number | null }>`
+          SELECT sum(usd_micros)::text AS usd, sum(trade_count)::int AS trades, sum(launch_count)::int AS launches FROM agent_key_usage_daily WHERE key_id = ${a.caller.keyId}`)
+      )
+    const ledgerRows = (a: Agent) => withSql(Effect.orDie(sql<{ id: string }>`SELECT client_launch_id AS id FROM launch_ledger WHERE account_id = ${a.caller.accountId}`))
+    const buildRows = (a: Agent) => withSql(Effect.orDie(sql<{ id: string }>`SELECT client_launch_id AS id FROM self_launch_builds WHERE account_id = ${a.caller.accountId}`))
+    const claims = (a: Agent) => withSql(Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM sign_claims WHERE account_id = ${a.caller.accountId}`))
+    const reasonOf = (r: Either.Either<unknown, LaunchError>) => (Either.isLeft(r) ? r.left.reason : "admitted")
+
+    /** Signs and confirms every leg of the operation in order; the last confirm's answer. */
+    const runOperation = async (a: Agent, walletId: string, b: SelfLaunchBody, op: NonNullable<HoodSelfLaunch.HoodSelfBuild["operation"]>) => {
+      let answer: unknown
+      for (const leg of op.legs) {
+        const next = await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, walletId, leg) }))
+        if (Either.isLeft(next)) throw new Error(`leg ${leg.kind} refused: ${next.left.reason} ${next.left.message}`)
+        answer = next.right
+      }
+      return answer as Record<string, unknown>
+    }
+
+    it("a txLimit below the buy plus its fee: the build is refused, KEY_LIMIT_REACHED with resetsAt, and records nothing (no ledger row, build, claim or hold)", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd - 1n)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      // Endpoint rule 4: the dry run does not check the USD spend window (the build's hold does).
+      expect(reasonOf(await run(svc.dryRun(a.caller, b)))).toBe("admitted")
+      const refused = await run(svc.build(a.caller, b))
+      expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, typeof refused.left.details?.resetsAt]).toEqual(["key_limit_reached", true, "number"])
+      expect([await holds(a), await ledgerRows(a), await buildRows(a), await claims(a)]).toEqual([[], [], [], [{ n: 0 }]])
+      // Without a dev buy the TEE launch spends nothing from the window: built.
+      expect(reasonOf(await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id }))))).toBe("admitted")
+      expect(await holds(a)).toEqual([])
+    })
+
+    it("exactly at the limit: admitted, the window holds buy plus fee once (a replayed build holds nothing more), another buy is refused; the landed buy books once", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const r = await run(svc.build(a.caller, b))
+      if (Either.isLeft(r) || r.right._tag !== "Built") throw new Error("build refused")
+      const op = r.right.build.operation!
+      const held = [{ id: `launch:self:${JSON.stringify([a.caller.accountId, b.request.clientLaunchId, 1])}`, state: "held", rail: "tee", purpose: "dev_buy", amount: spendRaw.toString(), usd: spendUsd.toString() }]
+      expect(await holds(a)).toEqual(held)
+      // The same clientLaunchId again, unsigned: the same operation, and still one hold.
+      const again = await run(svc.build(a.caller, b))
+      expect(Either.isRight(again) && again.right._tag === "Built" && again.right.build.operation?.operationId).toBe(op.operationId)
+      expect(await holds(a)).toEqual(held)
+      // The window is full: another TEE buy of the key is refused at build, recording nothing.
+      const other = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      expect(reasonOf(await run(svc.build(a.caller, other)))).toBe("key_limit_reached")
+      expect((await ledgerRows(a)).map((x) => x.id)).toEqual([b.request.clientLaunchId])
+
+      const result = await runOperation(a, tee.id, b, op)
+      expect(result).toMatchObject({ chain: "hood", devBuy: { outcome: "landed" } })
+      expect(await holds(a)).toEqual([{ ...held[0], state: "booked" }])
+      expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      // A confirm replayed after the record (a retry, a recovery) answers the stored result and books nothing again.
+      const replay = await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId }))
+      expect(Either.isRight(replay) && replay.right).toEqual(result)
+      expect(await holds(a)).toEqual([{ ...held[0], state: "booked" }])
+      expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+    })
+
+    it("a dev buy that reverts (another buyer moved the curve past its minimum out) after its fee leg landed: the buy released, the fee booked and metered (rule 4)", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const r = await run(svc.build(a.caller, b))
+      if (Either.isLeft(r) || r.right._tag !== "Built") throw new Error("build refused")
+      const op = r.right.build.operation!
+      const confirmLeg = async (i: number) => {
+        const next = await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, op.legs[i]!) }))
+        if (Either.isLeft(next)) throw new Error(`leg ${i} refused: ${next.left.reason} ${next.left.message}`)
+        return next.right as Record<string, unknown>
+      }
+      await confirmLeg(0)
+      // The curve exists: a stranger buys first, so the dev buy's 1% minimum out can no longer be met.
+      const stranger = privateKeyToAccount(generatePrivateKey())
+      await setEthBalance(tc, stranger.address, 10n * ETH)
+      const pc = publicClientOf(localnet)
+      const ahead = await createWalletClient({ account: stranger, chain: localnet.chain, transport: http(localnet.rpcUrl) }).sendTransaction({
+        to: getAddress(r.right.build.pool),
+        value: ETH,
+        data: encodeFunctionData({ abi: bondingCurveAbi, functionName: "buy", args: [ETH, 0n] })
+      })
+      expect((await pc.waitForTransactionReceipt({ hash: ahead, pollingInterval: 20 })).status).toBe("success")
+      await confirmLeg(1)
+      const last = await confirmLeg(2)
+      expect(last).toMatchObject({ chain: "hood", devBuy: { outcome: "reverted" } })
+      // Rule 4: the fee leg went first and landed, a real movement: the fee is booked (its share of the hold), the buy released.
+      const feeRaw = spendRaw - BUY
+      const feeUsd = (spendUsd * feeRaw) / spendRaw
+      const holdId = `launch:self:${JSON.stringify([a.caller.accountId, b.request.clientLaunchId, 1])}`
+      expect((await holds(a)).map((h) => [h.id, h.state, h.amount, h.usd])).toEqual([
+        [holdId, "released", spendRaw.toString(), spendUsd.toString()],
+        [`${holdId}:fee`, "booked", feeRaw.toString(), feeUsd.toString()]
+      ])
+      expect(await usage(a)).toEqual([{ usd: feeUsd.toString(), trades: 0, launches: 1 }])
+      // Released but the fee: the window admits a buy of the limit less the fee (the next at-limit buy is refused).
+      expect(reasonOf(await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() }))))).toBe("key_limit_reached")
+      await setTxLimit(a, spendUsd + feeUsd)
+      expect(reasonOf(await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() }))))).toBe("admitted")
+      expect((await holds(a)).map((h) => h.state)).toEqual(["released", "booked", "held"])
+    })
+
+
+    /** Builds a TEE launch with a dev buy for `a`; the operation. */
+    const buildBuy = async (a: Agent, b: SelfLaunchBody, over: HoodSelfLaunch.HoodSelfLaunchShape = svc) => {
+      const r = await run(over.build(a.caller, b))
+      if (Either.isLeft(r) || r.right._tag !== "Built") throw new Error(`build refused: ${Either.isLeft(r) ? r.left.reason : "replay"}`)
+      return r.right.build
+    }
+    const holdIdOf = (a: Agent, b: SelfLaunchBody, attempt: number) => `launch:self:${JSON.stringify([a.caller.accountId, b.request.clientLaunchId, attempt])}`
+    const claimState = (id: string) => withSql(Effect.orDie(sql<{ state: string }>`SELECT state FROM sign_claims WHERE id = ${id}`)).then((r) => r[0]?.state)
+    const backdateHolds = (a: Agent) => withSql(Effect.orDie(sql`UPDATE spend_reservations SET expires_at = ${new Date(Date.now() - 3_600_000)} WHERE key_id = ${a.caller.keyId}`))
+    const sweepNow = () => withSql(Effect.orDie(sweepHolds()))
+    /** The factory answering every call with a revert (a `createCurve` mined reverted), and back. */
+    const withRevertingFactory = async <A>(f: () => Promise<A>): Promise<A> => {
+      const code = await publicClientOf(localnet).getCode({ address: localnet.addresses.factory })
+      await tc.setCode({ address: localnet.addresses.factory, bytecode: "0x60006000fd" })
+      try {
+        return await f()
+      } finally {
+        await tc.setCode({ address: localnet.addresses.factory, bytecode: code! })
+      }
+    }
+
+    describe("reads through an RPC proxy that fails chosen reads", () => {
+      let proxy: Server
+      let proxied: HoodSelfLaunch.HoodSelfLaunchShape
+      const failReceipt = new Set<string>()
+      const failTransaction = new Set<string>()
+      /** A lagging node: these receipts answer "not found" and the head is this block (unset: the node's own). */
+      const lagReceipt = new Set<string>()
+      let lagHead: bigint | undefined
+      /** A contract-read backend behind: `eth_call` at "latest" is answered from this block (unset: forwarded as asked). */
+      let lagCall: bigint | undefined
+      /** A receipt index that catches up: these receipts answer "not found" until a nonce read pinned to a block number arrives; `hiddenReceipts` counts those answers. */
+      const receiptAfterNonce = new Set<string>()
+      let hiddenReceipts = 0
+      /** Requests held unanswered (a process killed mid-call never hears back): `method:param` keys; `releaseHeld` answers them with an error, unforwarded. */
+      const hold = new Set<string>()
+      const held: Array<{ readonly id: unknown; readonly res: import("node:http").ServerResponse }> = []
+      const heldCount = () => held.length
+      const releaseHeld = () => {
+        hold.clear()
+        for (const h of held.splice(0)) {
+          h.res.writeHead(200, { "content-type": "application/json" })
+          h.res.end(JSON.stringify({ jsonrpc: "2.0", id: h.id, error: { code: -32000, message: "connection lost" } }))
+        }
+      }
+      beforeAll(async () => {
+        proxy = createServer((req, res) => {
+          const chunks: Array<Buffer> = []
+          req.on("data", (c: Buffer) => chunks.push(c))
+          req.on("end", () => {
+            const text = Buffer.concat(chunks).toString()
+            const message = JSON.parse(text) as { id?: unknown; method?: string; params?: Array<unknown> }
+            const param = String(message.params?.[0] ?? "").toLowerCase()
+            const hash = message.method === "eth_sendRawTransaction" ? keccak256(param as Hex).toLowerCase() : param
+            if (hold.has(`${message.method}:${hash}`)) {
+              held.push({ id: message.id, res })
+              return
+            }
+            if (message.method === "eth_getTransactionCount" && /^0x[0-9a-f]+$/i.test(String(message.params?.[1] ?? ""))) receiptAfterNonce.clear()
+            if (message.method === "eth_getTransactionReceipt" && receiptAfterNonce.has(hash)) {
+              hiddenReceipts += 1
+              res.writeHead(200, { "content-type": "application/json" })
+              res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: null }))
+              return
+            }
+            const params = message.params ?? []
+            const forwarded =
+              message.method === "eth_call" && lagCall !== undefined && params[1] === "latest"
+                ? JSON.stringify({ ...message, params: [params[0], `0x${lagCall.toString(16)}`, ...params.slice(2)] })
+                : text
+            if ((message.method === "eth_getTransactionReceipt" && lagReceipt.has(hash)) || (message.method === "eth_blockNumber" && lagHead !== undefined)) {
+              res.writeHead(200, { "content-type": "application/json" })
+              res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: message.method === "eth_blockNumber" ? `0x${lagHead!.toString(16)}` : null }))
+              return
+            }
+            if ((message.method === "eth_getTransactionReceipt" && failReceipt.has(hash)) || (message.method === "eth_getTransactionByHash" && failTransaction.has(hash))) {
+              res.writeHead(200, { "content-type": "application/json" })
+              res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32000, message: "header not found" } }))
+              return
+            }
+            void fetch(localnet.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: forwarded })
+              .then(async (upstream) => {
+                res.writeHead(upstream.status, { "content-type": "application/json" })
+                res.end(await upstream.text())
+              })
+              .catch(() => {
+                res.writeHead(502)
+                res.end()
+              })
+          })
+        })
+        const url = await listenLoopback(proxy)
+        proxied = await withSql(
+          HoodSelfLaunch.make(
+            {
+              chain: localnet.chain,
+              rpcUrl: url,
+              factory: localnet.addresses.factory,
+              bondingCurveBytecode: localnet.artifacts.BondingCurve.bytecode,
+              baseUrl: BASE_URL,
+              exclusiveHolderPassRaw: 1n,
+              teeLaunchBuysEnabled: true
+            },
+            { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) }
+          )
+        )
+      })
+      afterAll(async () => {
+        releaseHeld()
+        if (proxy !== undefined) await closeLoopback(proxy)
+      })
+
+      /** Polls `f` until it holds (a deadline, no bare sleep). */
+      const until = async (f: () => Promise<boolean> | boolean, what: string, ms = 30_000) => {
+        const end = Date.now() + ms
+        while (!(await f())) {
+          if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+          await new Promise((r) => setTimeout(r, 25))
+        }
+      }
+
+      it("a linked wallet's fee leg whose receipt or transaction read fails: LAUNCH_FAILED, retryable, chain_read_failed (never FEE_LEG_MISSING); nothing recorded; with reads restored it confirms", async () => {
+        const a = await agent()
+        const b = body(a, { buyAmount: "10000000000000000" })
+        const build = await buildBuy(a, b, proxied)
+        const createHash = await signAndSend(a, build.transaction)
+        const feeHash = (await signAndSend(a, build.feeTransfer!)).toLowerCase()
+        const confirmNow = () => run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: createHash, feeTxHash: feeHash }))
+        for (const failing of [failReceipt, failTransaction]) {
+          failing.add(feeHash)
+          const refused = await confirmNow().finally(() => failing.delete(feeHash))
+          expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, refused.left.details?.reason]).toEqual(["launch_failed", true, "chain_read_failed"])
+          expect(await tokenRows(build.mint)).toEqual([])
+        }
+        const confirmed = await confirmNow()
+        expect(Either.isRight(confirmed) && confirmed.right).toMatchObject({ mint: build.mint, signature: createHash })
+      })
+
+      it("a lagging node (its head before the block that mined a sent leg, the receipt not found) is no verdict: the leg stays sent, nothing reissued; read again, it is mined", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const op = (await buildBuy(a, b, proxied)).operation!
+        const pc = publicClientOf(localnet)
+        const confirmOf = (signedTransaction?: string) =>
+          proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(signedTransaction !== undefined ? { signedTransaction } : {}) })
+        expect(Either.isRight(await run(confirmOf(await teeSign(a, tee.id, op.legs[0]!))))).toBe(true)
+        // The fee leg recorded sent, its confirm cut off while waiting for the receipt (the leg mined meanwhile).
+        const feeSigned = await teeSign(a, tee.id, op.legs[1]!)
+        const feeHash = keccak256(feeSigned as Hex).toLowerCase()
+        hold.add(`eth_getTransactionReceipt:${feeHash}`)
+        const cut = Effect.runFork(confirmOf(feeSigned))
+        await until(async () => (await pc.getTransactionCount({ address: getAddress(tee.address) })) > op.legs[1]!.nonce && heldCount() > 0, "the fee mined")
+        await Effect.runPromise(Fiber.interrupt(cut))
+        releaseHeld()
+        const mined = (await pc.getTransactionReceipt({ hash: feeHash as Hex })).blockNumber
+        lagReceipt.add(feeHash)
+        lagHead = mined - 1n
+        const lagged = await run(confirmOf()).finally(() => {
+          lagReceipt.delete(feeHash)
+          lagHead = undefined
+        })
+        expect(Either.isRight(lagged) && (lagged.right as { operation: HoodOperation }).operation.legs.map((l) => [l.kind, l.status])).toEqual([
+          ["createCurve", "mined"],
+          ["feeTransfer", "sent"],
+          ["devBuy", "pending"]
+        ])
+        const read = await run(confirmOf())
+        expect(Either.isRight(read) && (read.right as { operation: HoodOperation }).operation.legs[1]!.status).toBe("mined")
+      })
+
+      it("a relay-signed buy that landed, its receipt not shown by the node while the payer's nonce passed it only near the head: no verdict (signed_leg_in_flight), never replaced; shown, it is recorded mined and only the fee reissued", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const op = (await buildBuy(a, b, proxied)).operation!
+        const confirmOf = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        expect(Either.isRight(await confirmOf(op.legs[0]!))).toBe(true)
+        const buySigned = await teeSign(a, tee.id, op.legs[2]!)
+        const buyHash = keccak256(buySigned as Hex).toLowerCase()
+        const treasury = getAddress(op.legs[1]!.to)
+        const pcl = publicClientOf(localnet)
+        const code = await pcl.getCode({ address: treasury })
+        const feeBlock = (await pcl.getBlockNumber()) + 1n
+        await tc.setCode({ address: treasury, bytecode: `0x63${feeBlock.toString(16).padStart(8, "0")}4314600b57005b60006000fd` })
+        const refused = await confirmOf(op.legs[1]!).finally(() => tc.setCode({ address: treasury, bytecode: code ?? "0x" }))
+        expect(Either.isLeft(refused) && refused.left.details?.reason).toBe("signed_leg_in_flight")
+        // The old buy lands; the node answers its receipt "not found" (a backend behind), the payer's nonce past it at the head.
+        const hash = await pcl.sendRawTransaction({ serializedTransaction: buySigned as Hex })
+        expect((await pcl.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status).toBe("success")
+        expect(await pcl.getTransactionCount({ address: getAddress(tee.address) })).toBeGreaterThan(op.legs[2]!.nonce)
+        lagReceipt.add(buyHash)
+        const lagged = await confirmOf().finally(() => lagReceipt.delete(buyHash))
+        expect(Either.isLeft(lagged) && [lagged.left.reason, lagged.left.retryable, lagged.left.details?.reason]).toEqual(["launch_failed", true, "signed_leg_in_flight"])
+        expect(await claimState(op.legs[2]!.claimId)).toBe("signed")
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        const shown = await confirmOf()
+        if (Either.isLeft(shown)) throw new Error(`confirm refused: ${shown.left.reason} ${shown.left.message}`)
+        const next = (shown.right as { operation: HoodOperation }).operation
+        expect(next.legs.map((l) => [l.kind, l.status, l.kind === "devBuy" ? l.txHash : null])).toEqual([["createCurve", "mined", null], ["feeTransfer", "pending", null], ["devBuy", "mined", buyHash]])
+      })
+
+      it("a build again while the curve read lags the nonce read (createCurve mined, eth_call at latest answered from the block before it): 409 prior_attempt_on_chain; the attempt, its claims and its hold untouched", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b, proxied)
+        const op = build.operation!
+        // The relay signs createCurve; the agent sends it straight to the node (never handed back to confirm).
+        const pc = publicClientOf(localnet)
+        const createHash = await pc.sendRawTransaction({ serializedTransaction: (await teeSign(a, tee.id, op.legs[0]!)) as Hex })
+        const created = await pc.waitForTransactionReceipt({ hash: createHash, pollingInterval: 20 })
+        expect(created.status).toBe("success")
+        lagCall = created.blockNumber - 1n
+        const again = await run(proxied.build(a.caller, b)).finally(() => {
+          lagCall = undefined
+        })
+        expect(Either.isLeft(again) && [again.left.reason, again.left.retryable, again.left.details]).toEqual([
+          "idempotency_conflict",
+          false,
+          { reason: "prior_attempt_on_chain", mint: build.mint }
+        ])
+        expect([await claimState(op.legs[1]!.claimId), await claimState(op.legs[2]!.claimId)]).toEqual(["open", "open"])
+        expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "held"]])
+        expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId }).pipe(Effect.orDie)))?.attempt).toBe(1)
+      })
+
+      it("a TEE operation's record whose createCurve receipt a node behind answers 'not found' (its curve read behind too): LAUNCH_FAILED retryable chain_read_failed, never JOB_NOT_FOUND; nothing recorded; read again it records and books once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b, proxied)
+        const op = build.operation!
+        const confirmOf = async (signedTransaction?: string) =>
+          run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(signedTransaction === undefined ? {} : { signedTransaction }) }))
+        const createSigned = await teeSign(a, tee.id, op.legs[0]!)
+        expect(Either.isRight(await confirmOf(createSigned))).toBe(true)
+        expect(Either.isRight(await confirmOf(await teeSign(a, tee.id, op.legs[1]!)))).toBe(true)
+        const createHash = keccak256(createSigned as Hex).toLowerCase()
+        lagReceipt.add(createHash)
+        lagCall = (await publicClientOf(localnet).getTransactionReceipt({ hash: createHash as Hex })).blockNumber - 1n
+        const lagged = await confirmOf(await teeSign(a, tee.id, op.legs[2]!)).finally(() => {
+          lagReceipt.delete(createHash)
+          lagCall = undefined
+        })
+        expect(Either.isLeft(lagged) && [lagged.left.reason, lagged.left.retryable, lagged.left.details?.reason]).toEqual(["launch_failed", true, "chain_read_failed"])
+        expect(await tokenRows(build.mint)).toEqual([])
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        const done = await confirmOf()
+        expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed" } })
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
+      it("a sent buy whose receipt the node shows only on the read after the nonce (the nonce at depth passed it): mined and booked, never taken for a leg that can never land", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const op = (await buildBuy(a, b, proxied)).operation!
+        const pc = publicClientOf(localnet)
+        const confirmOf = (signedTransaction?: string) =>
+          proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(signedTransaction !== undefined ? { signedTransaction } : {}) })
+        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await run(confirmOf(await teeSign(a, tee.id, leg))))).toBe(true)
+        // The buy recorded sent, its confirm cut off while waiting for the receipt (the buy mined meanwhile).
+        const buySigned = await teeSign(a, tee.id, op.legs[2]!)
+        const buyHash = keccak256(buySigned as Hex).toLowerCase()
+        hold.add(`eth_getTransactionReceipt:${buyHash}`)
+        const cut = Effect.runFork(confirmOf(buySigned))
+        await until(async () => (await pc.getTransactionCount({ address: getAddress(tee.address) })) > op.legs[2]!.nonce && heldCount() > 0, "the buy mined")
+        await Effect.runPromise(Fiber.interrupt(cut))
+        releaseHeld()
+        // Blocks pass: the payer's nonce at NEVER_LANDS_DEPTH_BLOCKS under the head has passed the buy's; its first receipt read answers "not found".
+        await tc.mine({ blocks: Number(NEVER_LANDS_DEPTH_BLOCKS) })
+        hiddenReceipts = 0
+        receiptAfterNonce.add(buyHash)
+        const done = await run(confirmOf()).finally(() => receiptAfterNonce.clear())
+        expect(hiddenReceipts).toBeGreaterThan(0)
+        if (Either.isLeft(done)) throw new Error(`confirm refused: ${done.left.reason} ${done.left.message}`)
+        expect(done.right).toMatchObject({ chain: "hood", devBuy: { outcome: "landed", signature: buyHash } })
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
+      it("crash points: a confirm killed between recording a leg and sending it, and one killed after the buy landed but before the record, recover to one booking", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const op = (await buildBuy(a, b, proxied)).operation!
+        const pc = publicClientOf(localnet)
+        const confirmOf = (signedTransaction?: string) =>
+          proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(signedTransaction !== undefined ? { signedTransaction } : {}) })
+        // Killed between the hold (the build) and the send: the createCurve leg recorded signed, its broadcast never reaching the node.
+        const createSigned = await teeSign(a, tee.id, op.legs[0]!)
+        hold.add(`eth_sendRawTransaction:${keccak256(createSigned as Hex).toLowerCase()}`)
+        const first = Effect.runFork(confirmOf(createSigned))
+        await until(() => heldCount() > 0, "the held broadcast")
+        await Effect.runPromise(Fiber.interrupt(first))
+        releaseHeld()
+        expect(await pc.getTransactionCount({ address: getAddress(tee.address) })).toBe(op.legs[0]!.nonce)
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        // The recovery (the next confirm) sends the recorded bytes again and goes on; the hold is untouched.
+        await until(async () => {
+          const next = await run(confirmOf())
+          return Either.isRight(next) && (next.right as { operation?: { nextLeg: number } }).operation?.nextLeg === 1
+        }, "createCurve mined from the recorded bytes")
+        expect(Either.isRight(await run(confirmOf(await teeSign(a, tee.id, op.legs[1]!))))).toBe(true)
+        // Killed after the dev buy landed, before the record: its receipt read never answered.
+        const buySigned = await teeSign(a, tee.id, op.legs[2]!)
+        hold.add(`eth_getTransactionReceipt:${keccak256(buySigned as Hex).toLowerCase()}`)
+        const second = Effect.runFork(confirmOf(buySigned))
+        await until(async () => (await pc.getTransactionCount({ address: getAddress(tee.address) })) > op.legs[2]!.nonce && heldCount() > 0, "the buy mined")
+        await Effect.runPromise(Fiber.interrupt(second))
+        releaseHeld()
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        const recovered = await run(confirmOf())
+        expect(Either.isRight(recovered) && recovered.right).toMatchObject({ devBuy: { outcome: "landed" } })
+        expect(Either.isRight(await run(confirmOf()))).toBe(true)
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
+      it("a failed receipt or transaction read is never a verdict: the confirm fails retryable and releases nothing; with reads restored the landed buy books once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b, proxied)
+        const op = build.operation!
+        const confirmSigned = async (i: number) => run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, op.legs[i]!) }))
+        // createCurve mined, its receipt unreadable: before, two failed reads with the nonce moved marked it reverted and failed the launch.
+        const createSigned = await teeSign(a, tee.id, op.legs[0]!)
+        failReceipt.add(keccak256(createSigned as Hex).toLowerCase())
+        const unread = await run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: createSigned }))
+        expect(Either.isLeft(unread) && [unread.left.reason, unread.left.retryable, unread.left.details?.reason]).toEqual(["launch_failed", true, "chain_read_failed"])
+        failReceipt.clear()
+        const created = await run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId }))
+        expect(Either.isRight(created) && created.right).toMatchObject({ operation: { nextLeg: 1 } })
+        expect(Either.isRight(await confirmSigned(1))).toBe(true)
+        // The dev buy lands; its receipt and its transaction unreadable.
+        const buySigned = await teeSign(a, tee.id, op.legs[2]!)
+        const buyHash = keccak256(buySigned as Hex).toLowerCase()
+        failReceipt.add(buyHash)
+        failTransaction.add(buyHash)
+        const failed = await run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: buySigned }))
+        expect(Either.isLeft(failed) && [failed.left.reason, failed.left.retryable, failed.left.details?.reason]).toEqual(["launch_failed", true, "chain_read_failed"])
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        expect((await usage(a))[0]?.launches ?? 0).toBe(0)
+        // The receipt readable again, the transaction still not: the outcome is the operation's own leg (mined), never a re-read.
+        failReceipt.clear()
+        const done = await run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId }))
+        failTransaction.clear()
+        expect(Either.isRight(done) && done.right).toMatchObject({ chain: "hood", devBuy: { outcome: "landed" } })
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+    })
+
+    it("the sweep keeps the hold of a build whose dev-buy leg the relay signed (those bytes can land, no expiry); an unsigned build's expired hold is swept", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      for (const leg of op.legs) await teeSign(a, tee.id, leg)
+      await backdateHolds(a)
+      await sweepNow()
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      expect(reasonOf(await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() }))))).toBe("key_limit_reached")
+      // Unsigned: nothing can land once its claims' lifetime passed (the hold lives that long); past it the sweep releases it.
+      const c = await agent()
+      const tee2 = await teeWallet(c)
+      await setTxLimit(c, spendUsd)
+      await buildBuy(c, body(c, { linkedWalletId: tee2.id, buyAmount: BUY.toString() }))
+      const expiry = await withSql(Effect.orDie(sql<{ hold: Date; claim: Date }>`
+        SELECT r.expires_at AS hold, (SELECT max(expires_at) FROM sign_claims WHERE account_id = ${c.caller.accountId}) AS claim FROM spend_reservations r WHERE r.key_id = ${c.caller.keyId}`))
+      expect(new Date(expiry[0]!.hold).getTime()).toBeGreaterThanOrEqual(new Date(expiry[0]!.claim).getTime())
+      // Only the hold backdated, its claims still live (signable): kept. Once the claims' lifetime passed too: released.
+      await backdateHolds(c)
+      await sweepNow()
+      expect((await holds(c)).map((h) => h.state)).toEqual(["held"])
+      await withSql(Effect.orDie(sql`UPDATE sign_claims SET expires_at = ${new Date(Date.now() - 3_600_000)} WHERE account_id = ${c.caller.accountId}`))
+      await sweepNow()
+      expect((await holds(c)).map((h) => h.state)).toEqual(["released"])
+    })
+
+    it("createCurve reverted, the dev buy never signed: its claims are expired first, then the hold released; a build again holds anew", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      const failed = await withRevertingFactory(async () =>
+        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, op.legs[0]!) }))
+      )
+      expect(Either.isLeft(failed) && [failed.left.reason, failed.left.details?.reason]).toEqual(["launch_failed", "reverted"])
+      expect([await claimState(op.legs[1]!.claimId), await claimState(op.legs[2]!.claimId)]).toEqual(["expired", "expired"])
+      expect((await holds(a)).map((h) => h.state)).toEqual(["released"])
+      expect(reasonOf(await run(svc.build(a.caller, b)))).toBe("admitted")
+      expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "released"], [holdIdOf(a, b, 2), "held"]])
+    })
+
+    it("createCurve reverted after the relay signed the dev buy: the hold stays (swept or not) while those bytes can land; they land, and the build again books it once", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, 2n * spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      const feeSigned = await teeSign(a, tee.id, op.legs[1]!)
+      const buySigned = await teeSign(a, tee.id, op.legs[2]!)
+      const failed = await withRevertingFactory(async () =>
+        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, op.legs[0]!) }))
+      )
+      expect(Either.isLeft(failed) && failed.left.details?.reason).toBe("reverted")
+      await backdateHolds(a)
+      await sweepNow()
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      // The agent sends the relay-signed bytes itself: the fee, then the buy (a plain ETH transfer to the curve address no curve took).
+      const pc = publicClientOf(localnet)
+      for (const signed of [feeSigned, buySigned]) {
+        const hash = await pc.sendRawTransaction({ serializedTransaction: signed as Hex })
+        expect((await pc.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status).toBe("success")
+      }
+      expect(reasonOf(await run(svc.build(a.caller, b)))).toBe("admitted")
+      expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "booked"], [holdIdOf(a, b, 2), "held"]])
+      expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 0 }])
+    })
+
+    it("createCurve reverted after the relay signed only the fee leg: the hold stays while those fee bytes can land, swept or not (claims past their lifetime); they land, and the build again books the fee", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, 2n * spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      const feeSigned = await teeSign(a, tee.id, op.legs[1]!)
+      const failed = await withRevertingFactory(async () =>
+        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, op.legs[0]!) }))
+      )
+      expect(Either.isLeft(failed) && failed.left.details?.reason).toBe("reverted")
+      expect([await claimState(op.legs[1]!.claimId), await claimState(op.legs[2]!.claimId)]).toEqual(["signed", "expired"])
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      await backdateHolds(a)
+      await withSql(Effect.orDie(sql`UPDATE sign_claims SET expires_at = ${new Date(Date.now() - 3_600_000)} WHERE account_id = ${a.caller.accountId}`))
+      await sweepNow()
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      const pc = publicClientOf(localnet)
+      const hash = await pc.sendRawTransaction({ serializedTransaction: feeSigned as Hex })
+      expect((await pc.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status).toBe("success")
+      expect(reasonOf(await run(svc.build(a.caller, b)))).toBe("admitted")
+      const feeRaw = spendRaw - BUY
+      const byId = Object.fromEntries((await holds(a)).map((h) => [h.id, h.state]))
+      expect(byId).toEqual({ [holdIdOf(a, b, 1)]: "released", [`${holdIdOf(a, b, 1)}:fee`]: "booked", [holdIdOf(a, b, 2)]: "held" })
+      expect(await usage(a)).toEqual([{ usd: ((spendUsd * feeRaw) / spendRaw).toString(), trades: 0, launches: 0 }])
+    })
+
+    it("a dead attempt's kept hold is decided again: once the new attempt's fee mined at the old buy's nonce, the old hold is released (swept or not); an at-limit buy is admitted", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, 2n * spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      await teeSign(a, tee.id, op.legs[1]!)
+      await teeSign(a, tee.id, op.legs[2]!)
+      const failed = await withRevertingFactory(async () =>
+        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, op.legs[0]!) }))
+      )
+      expect(Either.isLeft(failed) && failed.left.details?.reason).toBe("reverted")
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      // The new attempt at the pending nonce: createCurve N+1, its fee N+2 (the old buy's nonce), its buy N+3.
+      const next = (await buildBuy(a, b)).operation!
+      expect(next.legs[1]!.nonce).toBe(op.legs[2]!.nonce)
+      await runOperation(a, tee.id, b, next)
+      // "Never lands" needs the old buy's nonce used NEVER_LANDS_DEPTH_BLOCKS under the head: blocks pass, and the next confirm of the id decides it.
+      await tc.mine({ blocks: Number(NEVER_LANDS_DEPTH_BLOCKS) })
+      expect(Either.isRight(await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: next.operationId })))).toBe(true)
+      expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "released"], [holdIdOf(a, b, 2), "booked"]])
+      // The sweep alone ends the exemption too (a decision that never ran): the later attempt's leg mined at the old buy's nonce.
+      await withSql(Effect.orDie(sql`UPDATE spend_reservations SET state = 'held', settled_at = NULL WHERE id = ${holdIdOf(a, b, 1)}`))
+      await backdateHolds(a)
+      await sweepNow()
+      expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "released"], [holdIdOf(a, b, 2), "booked"]])
+      expect(reasonOf(await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() }))))).toBe("admitted")
+    })
+
+    it("createCurve reverted, its fee leg sent by the agent and landed, the buy never signed: the fee is booked, the buy released", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, 2n * spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      const feeSigned = await teeSign(a, tee.id, op.legs[1]!)
+      const pc = publicClientOf(localnet)
+      const createSigned = await teeSign(a, tee.id, op.legs[0]!)
+      const failed = await withRevertingFactory(async () => {
+        const r = await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: createSigned }))
+        const hash = await pc.sendRawTransaction({ serializedTransaction: feeSigned as Hex })
+        expect((await pc.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status).toBe("success")
+        return r
+      })
+      expect(Either.isLeft(failed) && failed.left.details?.reason).toBe("reverted")
+      expect(reasonOf(await run(svc.build(a.caller, b)))).toBe("admitted")
+      const feeRaw = spendRaw - BUY
+      const feeUsd = (spendUsd * feeRaw) / spendRaw
+      const byId = Object.fromEntries((await holds(a)).map((h) => [h.id, h.state]))
+      expect(byId).toEqual({ [holdIdOf(a, b, 1)]: "released", [`${holdIdOf(a, b, 1)}:fee`]: "booked", [holdIdOf(a, b, 2)]: "held" })
+      expect(await usage(a)).toEqual([{ usd: feeUsd.toString(), trades: 0, launches: 0 }])
+    })
+
+    it("a rebuild of an attempt proven dead (its createCurve nonce taken, no curve) expires its unsigned dev-buy claim and releases its hold before the new attempt holds", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, 2n * spendUsd)
+      const x = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const y = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const xOp = (await buildBuy(a, x)).operation!
+      const yOp = (await buildBuy(a, y)).operation!
+      expect(yOp.legs[0]!.nonce).toBe(xOp.legs[0]!.nonce)
+      // x's createCurve signed by the relay, never sent; y's takes the nonce.
+      await teeSign(a, tee.id, xOp.legs[0]!)
+      const yCreated = await run(svc.confirm(a.caller, { clientLaunchId: y.request.clientLaunchId, operationId: yOp.operationId, signedTransaction: await teeSign(a, tee.id, yOp.legs[0]!) }))
+      expect(Either.isRight(yCreated)).toBe(true)
+      // At 2 × the buy the window only fits x's new attempt once x's dead hold is released.
+      expect(reasonOf(await run(svc.build(a.caller, x)))).toBe("admitted")
+      expect(await claimState(xOp.legs[2]!.claimId)).toBe("expired")
+      const byId = Object.fromEntries((await holds(a)).map((h) => [h.id, h.state]))
+      expect(byId).toEqual({ [holdIdOf(a, x, 1)]: "released", [holdIdOf(a, y, 1)]: "held", [holdIdOf(a, x, 2)]: "held" })
+    })
+
+    it("a reverted fee leg reissued: the later dev-buy leg gets a new claim, the old unsigned one is expired, and the hold lives as long as the new claim", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      const confirmLeg = async (leg: { claimId: string; unsignedTransaction: string }) =>
+        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, leg) }))
+      expect(Either.isRight(await confirmLeg(op.legs[0]!))).toBe(true)
+      // The treasury refuses ETH in the block the fee leg is mined in (automine: the next one), and only then, so the
+      // fee leg reverts and its reissue (estimated against the block after) is built: the buy is reissued after it.
+      const treasury = getAddress(op.legs[1]!.to)
+      const pcl = publicClientOf(localnet)
+      const code = await pcl.getCode({ address: treasury })
+      const feeBlock = (await pcl.getBlockNumber()) + 1n
+      await tc.setCode({ address: treasury, bytecode: `0x63${feeBlock.toString(16).padStart(8, "0")}4314600b57005b60006000fd` })
+      const reissued = await confirmLeg(op.legs[1]!).finally(() => tc.setCode({ address: treasury, bytecode: code ?? "0x" }))
+      if (Either.isLeft(reissued)) throw new Error(`fee leg confirm refused: ${reissued.left.reason} ${reissued.left.message} ${JSON.stringify(reissued.left.details)}`)
+      const next = (reissued.right as { operation: HoodOperation }).operation
+      expect(next?.legs.map((l) => [l.kind, l.status])).toEqual([["createCurve", "mined"], ["feeTransfer", "pending"], ["devBuy", "pending"]])
+      const newBuyClaim = next!.legs[2]!.claimId
+      expect(newBuyClaim).not.toBe(op.legs[2]!.claimId)
+      expect(await claimState(op.legs[2]!.claimId)).toBe("expired")
+      const expiry = await withSql(Effect.orDie(sql<{ hold: Date; claim: Date }>`
+        SELECT r.expires_at AS hold, (SELECT expires_at FROM sign_claims WHERE id = ${newBuyClaim}) AS claim FROM spend_reservations r WHERE r.id = ${holdIdOf(a, b, 1)}`))
+      expect(new Date(expiry[0]!.hold).getTime()).toBeGreaterThanOrEqual(new Date(expiry[0]!.claim).getTime())
+      // The new legs finish the launch; the hold books once.
+      expect(Either.isRight(await confirmLeg(next!.legs[1]!))).toBe(true)
+      const done = await confirmLeg(next!.legs[2]!)
+      expect(Either.isRight(done) && done.right).toMatchObject({ devBuy: { outcome: "landed" } })
+      expect((await holds(a)).map((h) => h.state)).toEqual(["booked"])
+    })
+
+    it("a fee leg reverted after the relay signed the dev buy: no reissue while those bytes can land (retryable, the hold kept, swept or not); they land, only the fee is reissued, the launch records and books buy and fee once", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const build = await buildBuy(a, b)
+      const op = build.operation!
+      const confirmLeg = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+      expect(Either.isRight(await confirmLeg(op.legs[0]!))).toBe(true)
+      const buySigned = await teeSign(a, tee.id, op.legs[2]!)
+      const treasury = getAddress(op.legs[1]!.to)
+      const pcl = publicClientOf(localnet)
+      const code = await pcl.getCode({ address: treasury })
+      const feeBlock = (await pcl.getBlockNumber()) + 1n
+      await tc.setCode({ address: treasury, bytecode: `0x63${feeBlock.toString(16).padStart(8, "0")}4314600b57005b60006000fd` })
+      const refused = await confirmLeg(op.legs[1]!).finally(() => tc.setCode({ address: treasury, bytecode: code ?? "0x" }))
+      expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, refused.left.details?.reason]).toEqual(["launch_failed", true, "signed_leg_in_flight"])
+      expect(Either.isLeft(refused) && typeof refused.left.details?.retryAfter).toBe("number")
+      expect(await claimState(op.legs[2]!.claimId)).toBe("signed")
+      await backdateHolds(a)
+      await sweepNow()
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      // The agent sends the old buy's bytes: a real buy on the curve, before the fee.
+      const buyHash = await pcl.sendRawTransaction({ serializedTransaction: buySigned as Hex })
+      expect((await pcl.waitForTransactionReceipt({ hash: buyHash, pollingInterval: 20 })).status).toBe("success")
+      // The next confirm records the buy mined under the claim's signature and reissues only the missing fee, on a fresh nonce; nothing booked yet.
+      const again = await confirmLeg()
+      if (Either.isLeft(again)) throw new Error(`confirm refused: ${again.left.reason} ${again.left.message} ${JSON.stringify(again.left.details)}`)
+      const next = (again.right as { operation: HoodOperation }).operation
+      expect(next.legs.map((l) => [l.kind, l.status])).toEqual([["createCurve", "mined"], ["feeTransfer", "pending"], ["devBuy", "mined"]])
+      expect(next.legs[2]).toMatchObject({ txHash: keccak256(buySigned as Hex), claimId: op.legs[2]!.claimId, nonce: op.legs[2]!.nonce })
+      expect(next.legs[1]!.nonce).toBe(op.legs[2]!.nonce + 1)
+      expect(next.legs[1]!.claimId).not.toBe(op.legs[1]!.claimId)
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      expect(await usage(a)).toEqual([{ usd: null, trades: null, launches: null }])
+      // The fee signed and sent: the launch is confirmed, one token row, buy and fee metered once.
+      const done = await confirmLeg(next.legs[1]!)
+      expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed", signature: keccak256(buySigned as Hex) } })
+      expect(await tokenRows(build.mint)).toHaveLength(1)
+      expect(Either.isRight(await confirmLeg())).toBe(true)
+      expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+      expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+    })
+
+    it("a fee leg reissued after the hold was swept: the buy is held anew against the window before its new claim (refused past the limit, nothing reissued)", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const op = (await buildBuy(a, b)).operation!
+      const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+        run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+      expect(Either.isRight(await confirm(op.legs[0]!))).toBe(true)
+      // The fee leg signed through the relay within its lifetime; the confirm comes after every claim's lifetime. The sweep keeps the
+      // hold (the signed fee leg can still land); one released all the same (a sweep before that exemption) is what this reissue meets.
+      const feeSigned = await teeSign(a, tee.id, op.legs[1]!)
+      await backdateHolds(a)
+      await withSql(Effect.orDie(sql`UPDATE sign_claims SET expires_at = ${new Date(Date.now() - 3_600_000)} WHERE account_id = ${a.caller.accountId}`))
+      await sweepNow()
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      await withSql(Effect.orDie(sql`UPDATE spend_reservations SET state = 'released', settled_at = ${new Date()} WHERE key_id = ${a.caller.keyId}`))
+      const treasury = getAddress(op.legs[1]!.to)
+      const pcl = publicClientOf(localnet)
+      const code = await pcl.getCode({ address: treasury })
+      const feeBlock = (await pcl.getBlockNumber()) + 1n
+      await tc.setCode({ address: treasury, bytecode: `0x63${feeBlock.toString(16).padStart(8, "0")}4314600b57005b60006000fd` })
+      await setTxLimit(a, spendUsd - 1n)
+      const refused = await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: feeSigned })).finally(() =>
+        tc.setCode({ address: treasury, bytecode: code ?? "0x" })
+      )
+      // createCurve landed: the self-signed confirm's LAUNCH_FAILED, retryable, the gate's reason and resetsAt in details (launch spec 7).
+      expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, refused.left.details?.reason]).toEqual(["launch_failed", true, "tx_limit_reached"])
+      expect(Either.isLeft(refused) && typeof refused.left.details?.resetsAt).toBe("number")
+      expect((await holds(a)).map((h) => h.state)).toEqual(["released"])
+      // A `never` window (the gate's refusal not retryable) and a lowered per-asset cap (SPEND_LIMIT_EXCEEDED at a build): still LAUNCH_FAILED, retryable.
+      await withSql(Effect.orDie(sql`UPDATE agent_keys SET tx_limit_reset = 'never' WHERE id = ${a.caller.keyId}`))
+      const never = await confirm()
+      expect(Either.isLeft(never) && [never.left.reason, never.left.retryable, never.left.details?.reason]).toEqual(["launch_failed", true, "tx_limit_reached"])
+      await setTxLimit(a, spendUsd)
+      await withSql(Effect.orDie(sql`UPDATE agent_keys SET spend_limits = ${JSON.stringify([{ asset: "eth", maxPerTxRaw: (spendRaw - 1n).toString() }])}::jsonb WHERE id = ${a.caller.keyId}`))
+      const capped = await confirm()
+      expect(Either.isLeft(capped) && [capped.left.reason, capped.left.retryable, capped.left.details?.reason]).toEqual(["launch_failed", true, "spend_limit_exceeded"])
+      expect(Either.isLeft(capped) && capped.left.details?.spendLimit).toBeDefined()
+      expect((await holds(a)).map((h) => h.state)).toEqual(["released"])
+      await withSql(Effect.orDie(sql`UPDATE agent_keys SET spend_limits = NULL WHERE id = ${a.caller.keyId}`))
+      const reissued = await confirm()
+      if (Either.isLeft(reissued)) throw new Error(`reissue refused: ${reissued.left.reason} ${reissued.left.message}`)
+      const next = (reissued.right as { operation: HoodOperation }).operation
+      expect(next.legs.map((l) => [l.kind, l.status])).toEqual([["createCurve", "mined"], ["feeTransfer", "pending"], ["devBuy", "pending"]])
+      expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+      expect(Either.isRight(await confirm(next.legs[1]!))).toBe(true)
+      expect(Either.isRight(await confirm(next.legs[2]!))).toBe(true)
+      expect((await holds(a)).map((h) => h.state)).toEqual(["booked"])
+    })
+
+    it("two builds of one clientLaunchId racing hold once: one ledger row, one hold", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, 2n * spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const answers = await Promise.all([run(svc.build(a.caller, b)), run(svc.build(a.caller, b))])
+      expect(answers.some((r) => Either.isRight(r) && r.right._tag === "Built")).toBe(true)
+      expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "held"]])
+      expect(await ledgerRows(a)).toEqual([{ id: b.request.clientLaunchId }])
+    })
+
+    it("a hold the sweep released is held again against the key that built the launch, whichever key of the account confirms", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      await buildBuy(a, b)
+      // A second key of the account whose window cannot fit the buy confirms (its key id and prefix on the caller).
+      const keyB = { id: `${a.caller.keyId}-b`, prefix: `b${a.caller.keyPrefix.slice(1)}` }
+      await withSql(
+        insertKey(
+          {
+            id: keyB.id, prefix: keyB.prefix, accountId: a.caller.accountId, hash: `hash-${keyB.id}`, environment: "production", scopes: a.caller.principal.scopes, label: null,
+            rateLimitPerMin: 300, dailyLaunchCap: 0, launchChains: ["hood"], embeddedWallet: "denied", expiresAtMs: null, txLimit: { usdMicros: 1, reset: "daily" },
+            mintedByDeviceId: null, provisionedBy: null
+          },
+          Date.now()
+        )
+      )
+      const callerB: SelfCaller = { ...a.caller, keyId: keyB.id, keyPrefix: keyB.prefix, principal: { ...a.caller.principal, keyId: keyB.id, keyPrefix: keyB.prefix } }
+      const config: HoodSelfLaunch.HoodSelfLaunchConfig = {
+        chain: localnet.chain,
+        rpcUrl: localnet.rpcUrl,
+        factory: localnet.addresses.factory,
+        bondingCurveBytecode: localnet.artifacts.BondingCurve.bytecode,
+        baseUrl: BASE_URL,
+        exclusiveHolderPassRaw: 1n,
+        teeLaunchBuysEnabled: true
+      }
+      const ctx: HoodSelfContext = {
+        config,
+        deps: { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) },
+        withSql: (self) => Effect.provideService(self, SqlClient.SqlClient, sql),
+        chain: makeHoodSelfChain(config)
+      }
+      const spend = makeHoodSelfSpend(ctx)
+      const stored = await Effect.runPromise(makeHoodSelfAttempts(ctx, spend).storedOf({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId, attempt: 1 }))
+      const id = holdIdOf(a, b, 1)
+      await withSql(Effect.orDie(sql`UPDATE spend_reservations SET state = 'released', settled_at = ${new Date()} WHERE id = ${id}`))
+      const again = await run(spend.holdAgain(callerB, stored!))
+      if (Either.isLeft(again)) throw new Error(`held again refused: ${again.left.reason} ${JSON.stringify(again.left.details)}`)
+      const row = await withSql(Effect.orDie(sql<{ state: string; owner: string }>`SELECT state, key_id AS owner FROM spend_reservations WHERE id = ${id}`))
+      expect(row.map((r) => [r.state, r.owner])).toEqual([["held", a.caller.keyId]])
+    })
+
+    it("no ETH price: a key with a txLimit fails closed at build (KEY_LIMIT_REACHED, limit_unavailable, retryable) and records nothing", async () => {
+      const noPrice = await withSql(
+        HoodSelfLaunch.make(
+          {
+            chain: localnet.chain,
+            rpcUrl: localnet.rpcUrl,
+            factory: localnet.addresses.factory,
+            bondingCurveBytecode: localnet.artifacts.BondingCurve.bytecode,
+            baseUrl: BASE_URL,
+            exclusiveHolderPassRaw: 1n,
+            teeLaunchBuysEnabled: true
+          },
+          { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource({ usdg: "1" }) }
+        )
+      )
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, 1_000n * spendUsd)
+      const refused = await run(noPrice.build(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })))
+      expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, refused.left.details?.reason]).toEqual(["key_limit_reached", true, "limit_unavailable"])
+      expect([await holds(a), await ledgerRows(a), await buildRows(a), await claims(a)]).toEqual([[], [], [], [{ n: 0 }]])
+    })
   })
 })

@@ -9,6 +9,7 @@
  *   reverted ──Reissued (fee only)─────────▶  pending, fresh nonce/claim "fee reverted, reissued"
  *   pending  ──Reissued (a later leg)──────▶  pending, next nonce/claim  "a later leg still pending moves ..."
  *   sent     ──Reverted (dev buy)──────────▶  reverted, settled (final)  "dev buy reverted"
+ *   pending  ──Landed (not createCurve)────▶  mined, its hash recorded    "landed outside the service"
  *   operation: every leg mined ──Recorded──▶  confirmed                  "recorded"
  *   anything else: the same object                                       "refusals"
  */
@@ -88,6 +89,29 @@ describe("HoodOperation", () => {
     expect([o.state, o.nextLeg]).toEqual(["confirming", null])
     expect(step(o, { _tag: "Reissued", leg: 2, unsignedTransaction: "0x09", nonce: 9, claimId: "clm_9" })).toBe(o)
     expect(step(o, { _tag: "Recorded" }).state).toBe("confirmed")
+  })
+
+  it("landed outside the service: a pending later leg the relay signed mined with its hash; only the reverted fee is reissued, then the operation records", () => {
+    let o = step(step(op(), { _tag: "Signed", leg: 0, txHash: "0xaa" }), { _tag: "Mined", leg: 0 })
+    o = step(step(o, { _tag: "Signed", leg: 1, txHash: "0xbb" }), { _tag: "Reverted", leg: 1 })
+    o = step(o, { _tag: "Landed", leg: 2, txHash: "0xbuy" })
+    expect(o.legs[2]).toMatchObject({ status: "mined", txHash: "0xbuy" })
+    expect([o.state, o.nextLeg]).toEqual(["awaiting_signature", 1])
+    // A mined leg is never reissued; the fee is.
+    expect(step(o, { _tag: "Reissued", leg: 2, unsignedTransaction: "0x09", nonce: 9, claimId: "clm_9" })).toBe(o)
+    o = step(o, { _tag: "Reissued", leg: 1, unsignedTransaction: "0x05", nonce: 5, claimId: "clm_5" })
+    o = step(step(o, { _tag: "Signed", leg: 1, txHash: "0xdd" }), { _tag: "Mined", leg: 1 })
+    expect([o.state, o.nextLeg]).toEqual(["confirming", null])
+    expect(step(o, { _tag: "Recorded" }).state).toBe("confirmed")
+  })
+
+  it("landed: refused for createCurve and for a leg not pending (the same object)", () => {
+    const o = op()
+    expect(step(o, { _tag: "Landed", leg: 0, txHash: "0xaa" })).toBe(o)
+    const sent = step(step(o, { _tag: "Signed", leg: 0, txHash: "0xaa" }), { _tag: "Mined", leg: 0 })
+    const feeSent = step(sent, { _tag: "Signed", leg: 1, txHash: "0xbb" })
+    expect(step(feeSent, { _tag: "Landed", leg: 1, txHash: "0xcc" })).toBe(feeSent)
+    expect(step(feeSent, { _tag: "Landed", leg: 7, txHash: "0xcc" })).toBe(feeSent)
   })
 
   it("recorded: only once every leg is mined", () => {

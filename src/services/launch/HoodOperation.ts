@@ -17,6 +17,9 @@
  *   mined), and a reverted fee leg may be reissued (pending again, a fresh nonce and claim): 3.4's
  *   "pay only the missing fee"; a later pending leg then moves to the next nonce. A reverted
  *   `createCurve` fails the operation.
+ * - A later leg still pending whose relay-signed bytes the agent sent itself and that landed
+ *   (seen when the fee leg before it reverted) is `mined` with that hash (`Landed`): it is not
+ *   reissued, and only the missing fee leg is (3.4).
  * - A refused event returns the SAME object (nothing to write).
  */
 export const HoodLegKinds = ["createCurve", "feeTransfer", "devBuy"] as const
@@ -59,6 +62,11 @@ export type HoodOperationEvent =
   | { readonly _tag: "Mined"; readonly leg: number }
   | { readonly _tag: "Reverted"; readonly leg: number }
   /**
+   * A pending leg (never `createCurve`) whose bytes the relay signed were sent outside the service
+   * and mined successfully: it is mined with that hash (the sign claim's signature).
+   */
+  | { readonly _tag: "Landed"; readonly leg: number; readonly txHash: string }
+  /**
    * A reverted fee leg rebuilt on a fresh nonce with a new claim; also a later leg still pending,
    * moved to the nonce after it (so no two legs share a nonce).
    */
@@ -100,6 +108,8 @@ export const step = (op: HoodOperation, e: HoodOperationEvent): HoodOperation =>
       return leg.status === "sent" ? withLeg(op, e.leg, { status: "mined" }) : op
     case "Reverted":
       return leg.status === "sent" ? withLeg(op, e.leg, { status: "reverted" }) : op
+    case "Landed":
+      return leg.status === "pending" && leg.kind !== "createCurve" ? withLeg(op, e.leg, { status: "mined", txHash: e.txHash }) : op
     case "Reissued":
       return (leg.status === "reverted" && leg.kind === "feeTransfer") || (leg.status === "pending" && leg.kind !== "createCurve")
         ? withLeg(op, e.leg, { status: "pending", txHash: null, signedTransaction: null, unsignedTransaction: e.unsignedTransaction, nonce: e.nonce, claimId: e.claimId })

@@ -18,6 +18,12 @@
  * - A repeat build from a linked wallet gets a NEW curve address (a new attempt, new salt), unless
  *   the chain shows the earlier attempt's curve exists: then 409 `prior_attempt_on_chain`, so a
  *   landed launch is confirmed, never built twice (docs/decisions.md).
+ * - A TEE wallet's dev buy (buy plus fee, the `tee` rail) is held by the spend gate in the build's
+ *   ledger transaction before any leg is signed (a refusal records nothing; the dry run does not
+ *   check the USD window, endpoint rule 4), settled at the record from the operation's own legs
+ *   (booked when the buy landed; its fee alone when only the fee did), and for a dead attempt by
+ *   its dev-buy claim (`hoodSelf/HoodSelfSpend.ts`; docs/decisions.md "The Hood TEE self-signed
+ *   dev buy through the spend gate").
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer } from "effect"
@@ -25,12 +31,14 @@ import type { Address, Chain, Hex } from "viem"
 import { type AgentLaunches, AgentLaunchRegistry } from "../../../actors/AgentLaunches.js"
 import { TierService } from "../accounts/TierService.js"
 import { ImageService, type ImageServiceShape } from "../images/ImageService.js"
+import { PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
 import { WalletService, type WalletServiceShape } from "../wallets/WalletService.js"
 import { makeHoodSelfAttempts } from "./hoodSelf/HoodSelfAttempt.js"
 import { makeHoodSelfBuilds } from "./hoodSelf/HoodSelfBuilds.js"
 import { makeHoodSelfChain } from "./hoodSelf/HoodSelfChain.js"
 import { makeHoodSelfConfirm } from "./hoodSelf/HoodSelfConfirm.js"
 import type { HoodSelfContext } from "./hoodSelf/HoodSelfContext.js"
+import { makeHoodSelfSpend } from "./hoodSelf/HoodSelfSpend.js"
 import type { HoodOperation } from "./HoodOperation.js"
 import { launchHoldings } from "./internal/LaunchGates.js"
 import { LaunchLedger, type LaunchLedgerShape, layerTest as launchLedgerTest } from "./LaunchLedger.js"
@@ -111,6 +119,8 @@ export interface HoodSelfLaunchDeps {
   readonly wallets: WalletServiceShape
   readonly holdings: (accountId: string) => Effect.Effect<bigint | undefined>
   readonly agentLaunches: AgentLaunches
+  /** USD prices of the quote assets: the spend gate values a TEE wallet's dev buy against the key's txLimit. */
+  readonly prices: PriceSourceShape
 }
 
 /**
@@ -128,9 +138,10 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
       withSql: (self) => Effect.provideService(self, SqlClient.SqlClient, sql),
       chain: makeHoodSelfChain(config)
     }
-    const attempts = makeHoodSelfAttempts(ctx)
-    const builds = makeHoodSelfBuilds(ctx, attempts)
-    const confirms = makeHoodSelfConfirm(ctx, attempts)
+    const spend = makeHoodSelfSpend(ctx)
+    const attempts = makeHoodSelfAttempts(ctx, spend)
+    const builds = makeHoodSelfBuilds(ctx, attempts, spend)
+    const confirms = makeHoodSelfConfirm(ctx, attempts, spend)
     return {
       dryRun: Effect.fn("HoodSelfLaunch.dryRun")(function* (caller: SelfCaller, body: SelfLaunchBody) {
         return yield* builds.dryRun(caller, body)
@@ -146,7 +157,7 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
 
 export const layer = (
   config: HoodSelfLaunchConfig
-): Layer.Layer<HoodSelfLaunch, never, SqlClient.SqlClient | LaunchLedger | ImageService | WalletService | TierService | AgentLaunchRegistry> =>
+): Layer.Layer<HoodSelfLaunch, never, SqlClient.SqlClient | LaunchLedger | ImageService | WalletService | TierService | AgentLaunchRegistry | PriceSource> =>
   Layer.effect(
     HoodSelfLaunch,
     Effect.gen(function* () {
@@ -155,7 +166,8 @@ export const layer = (
         images: yield* ImageService,
         wallets: yield* WalletService,
         holdings: yield* launchHoldings,
-        agentLaunches: yield* AgentLaunchRegistry
+        agentLaunches: yield* AgentLaunchRegistry,
+        prices: yield* PriceSource
       })
     })
   )

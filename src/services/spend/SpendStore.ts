@@ -16,9 +16,14 @@
  *   booking is never refused: a released hold whose spend landed anyway is booked all the same.
  * - `release`: an unused or failed build's hold stops weighing on the window.
  * - `sweep`: releases at most `max` holds past their `expires_at` (time from `Clock`), except a
- *   trade's whose trade may still land (`built` or `sending`) and a transfer's whose transfer was
- *   sent and is unsettled (`sending`): its settlement decides. (A TEE transfer still `built` is
- *   released once its hold and its sign claim have both lived their 30 minutes: `holdUntilIn`.)
+ *   trade's whose trade may still land (`built` or `sending`), a transfer's whose transfer was
+ *   sent and is unsettled (`sending`) or relay-signed with bytes able to land, and a Hood TEE
+ *   self-signed launch's dev-buy hold (`launch:self:`) while its dev-buy leg's claim is signed, or
+ *   still open within its lifetime (it can still be signed), or its fee leg's claim is signed with
+ *   the leg pending or sent (those bytes can still land), each until a later attempt of the id
+ *   shows a leg of the payer mined at that leg's nonce: its settlement decides. (A TEE transfer
+ *   still `built` is released once its hold and its sign claim have both lived their 30 minutes:
+ *   `holdUntilIn`.)
  * - `check`: the dry run's decision, with nothing locked or written.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -329,6 +334,13 @@ export const SWEEP_MAX = 1_000
  * expiry, or not passed, as a Solana blockhash's): the spec releases only the hold of an unsigned
  * transfer whose claims are unconsumed (4.1); the transfer's reconcile settles the rest
  * (`never_lands`: failed, the hold released) (docs/decisions.md "A relay-signed TEE transfer keeps its hold").
+ * A Hood TEE self-signed launch's dev-buy hold (`launch:self:[account, clientLaunchId, attempt]`)
+ * is kept the same way while its operation's dev-buy leg's sign claim is `signed` with bytes able
+ * to land, or still `open` within its lifetime (it can still be signed), or its fee leg (`pending`
+ * or `sent`) has a `signed` claim (a dead attempt keeps its hold while only the fee can land:
+ * `deadSettlementOf`), until a later attempt of the same id shows a leg of the same payer mined at
+ * that leg's nonce (those bytes can then never land): the launch's record or its dead attempt's
+ * decision settles it (docs/decisions.md "The Hood TEE self-signed dev buy through the spend gate").
  */
 export const sweep = (max: number = SWEEP_MAX): Effect.Effect<number, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
@@ -352,10 +364,31 @@ export const sweep = (max: number = SWEEP_MAX): Effect.Effect<number, SqlError, 
                   WHERE c.id = x.claim_id AND c.state = 'signed' AND (c.tx_expires_at IS NULL OR c.tx_expires_at > ${now}))))
               AND x.account_id = (CASE WHEN r.id LIKE 'transfer:[%' THEN substr(r.id, 10)::jsonb ->> 0 END)
               AND x.client_transfer_id = (CASE WHEN r.id LIKE 'transfer:[%' THEN substr(r.id, 10)::jsonb ->> 1 END))
+          AND NOT EXISTS (
+            SELECT 1 FROM self_launch_builds b, jsonb_array_elements(b.operation -> 'legs') AS leg, sign_claims c
+            WHERE b.account_id = (CASE WHEN r.id LIKE 'launch:self:[%' THEN substr(r.id, 13)::jsonb ->> 0 END)
+              AND b.client_launch_id = (CASE WHEN r.id LIKE 'launch:self:[%' THEN substr(r.id, 13)::jsonb ->> 1 END)
+              AND b.attempt = (CASE WHEN r.id LIKE 'launch:self:[%' THEN (substr(r.id, 13)::jsonb ->> 2)::int END)
+              AND c.id = leg ->> 'claimId'
+              AND ((leg ->> 'kind' = 'devBuy'
+                  AND ((c.state = 'signed' AND (c.tx_expires_at IS NULL OR c.tx_expires_at > ${now})) OR (c.state = 'open' AND c.expires_at > ${now})))
+                OR (leg ->> 'kind' = 'feeTransfer' AND leg ->> 'status' IN ('pending', 'sent')
+                  AND c.state = 'signed' AND (c.tx_expires_at IS NULL OR c.tx_expires_at > ${now})))
+              AND NOT EXISTS (
+                SELECT 1 FROM self_launch_builds n, jsonb_array_elements(n.operation -> 'legs') AS used
+                WHERE n.account_id = b.account_id AND n.client_launch_id = b.client_launch_id AND n.attempt > b.attempt
+                  AND n.payer_address = b.payer_address AND used ->> 'status' = 'mined' AND used ->> 'nonce' = leg ->> 'nonce'))
         ORDER BY r.expires_at LIMIT ${Math.max(1, Math.min(max, SWEEP_MAX))})
       RETURNING id`
     return rows.length
   }).pipe(Effect.withSpan("SpendGate.sweep"))
+
+/** A reservation's amount and USD value as held (a rail books a part of it); undefined when unknown. */
+export const reservationValue = (id: string): Effect.Effect<{ readonly amountRaw: bigint; readonly usdMicros: bigint | null } | undefined, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ amount: string; usd: string | null }>`
+    SELECT amount_raw::text AS amount, usd_micros::text AS usd FROM spend_reservations WHERE id = ${id}`).pipe(
+    Effect.map((rows) => (rows[0] === undefined ? undefined : { amountRaw: BigInt(rows[0].amount), usdMicros: rows[0].usd === null ? null : BigInt(rows[0].usd) }))
+  )
 
 /** A reservation's state (reads for tests and the rails' recovery). */
 export const reservationState = (id: string): Effect.Effect<ReservationRowDb["state"] | undefined, SqlError, SqlClient.SqlClient> =>

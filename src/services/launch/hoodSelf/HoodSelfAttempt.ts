@@ -20,6 +20,7 @@ import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import type { HoodSelfContext, Resolved, Stored, StoredFee } from "./HoodSelfContext.js"
+import type { HoodSelfSpend } from "./HoodSelfSpend.js"
 import { createInput, DEV_BUY_GAS_LIMIT, devBuyOnVirginCurve } from "./HoodSelfRules.js"
 
 const storage = launchStorage
@@ -30,7 +31,7 @@ export const platformFeeOf = (caller: SelfCaller, body: SelfLaunchBody) => platf
 
 export type HoodSelfAttempts = ReturnType<typeof makeHoodSelfAttempts>
 
-export const makeHoodSelfAttempts = (ctx: HoodSelfContext) => {
+export const makeHoodSelfAttempts = (ctx: HoodSelfContext, spend: HoodSelfSpend) => {
   const { images, wallets } = ctx.deps
   const { chain, withSql } = ctx
   const feeRawOf = platformFeeOf
@@ -67,10 +68,14 @@ export const makeHoodSelfAttempts = (ctx: HoodSelfContext) => {
       const buyTx = buy === undefined ? null : yield* chain.unsigned(g.c.chain, from, buy.call, buyNonce, "devBuy", DEV_BUY_GAS_LIMIT)
       const builtAtMs = yield* Clock.currentTimeMillis
       const token = tokenOfCurve(curve)
+      // A TEE wallet's dev buy through the spend gate (launch spec 3.1, document 2, 4.1): held against the key's USD window
+      // in the accepting transaction, before any leg is signed; past it the attempt is refused and nothing is recorded.
+      const devBuy = buyTx === null ? undefined : yield* spend.devBuySpend(caller, body.request, payer)
       let built: HoodSelfBuild | undefined
       const also: Also<unknown> = (record) =>
         Effect.gen(function* () {
           if (record.attempt !== attempt) return yield* Effect.fail(new Overlap())
+          yield* spend.holdIn(caller, { accountId: caller.accountId, clientLaunchId: body.request.clientLaunchId, attempt }, devBuy)
           const claim = (tx: Hex) =>
             wallets.recordBuilt({ accountId: caller.accountId, walletId: payer.id, keyId: caller.keyId, chain: "evm", transaction: Buffer.from(tx.slice(2), "hex"), purpose: "launch", txExpiresAtMs: null })
           const createClaim = yield* claim(createTx)
@@ -86,6 +91,11 @@ export const makeHoodSelfAttempts = (ctx: HoodSelfContext) => {
           })
           const fee = treasury === null ? null : { bps: caller.plan.feeBps, feeRaw: feeRaw.toString(), treasury }
           const buyClaim = buyTx === null ? null : yield* claim(buyTx)
+          // The hold outlives every leg's sign claim: an unsigned leg's hold is swept only once nothing can sign it.
+          if (devBuy !== undefined && buyClaim !== null) {
+            const lastSignable = Math.max(createClaim.expiresAtMs, feeClaim?.expiresAtMs ?? 0, buyClaim.expiresAtMs)
+            yield* spend.keepUntilIn({ accountId: caller.accountId, clientLaunchId: body.request.clientLaunchId, attempt }, lastSignable)
+          }
           const operation = !tee
             ? null
             : newOperation(`op_${randomBytesHex(16)}`, [

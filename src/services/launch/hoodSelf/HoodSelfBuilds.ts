@@ -20,11 +20,12 @@ import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import { type HoodSelfAttempts, platformFeeOf } from "./HoodSelfAttempt.js"
 import type { HoodSelfContext } from "./HoodSelfContext.js"
+import type { HoodSelfSpend } from "./HoodSelfSpend.js"
 import { FACTORY_URI_MAX_BYTES, TEE_RETRY_AFTER_MS } from "./HoodSelfRules.js"
 
 const storage = launchStorage
 
-export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttempts) => {
+export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttempts, spend: HoodSelfSpend) => {
   const { config, deps, chain } = ctx
   const { ledger, images, wallets } = deps
   const { buildAttempt, storedOf } = attempts
@@ -68,8 +69,12 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
       const input = beginInput(caller, body, g.payer)
       const row = yield* ledger.get(input).pipe(storage("reading the launch ledger"))
       const sameRequest = row !== undefined && row.path === "self" && row.bodyHash === idempotencyHash(input.canonicalBody)
+      // An earlier dead attempt's kept hold is decided again at every build of the id, before this one holds.
+      if (sameRequest) yield* spend.settleEarlier(input, row.attempt, storedOf)
       const earlier = sameRequest && (row.state === "submitted" || isRevivable(row)) ? yield* storedOf({ ...input, attempt: row.attempt }) : undefined
-      if (earlier !== undefined && (yield* chain.curveExists(g.c.factory, earlier.build.pool))) {
+      // The payer's nonce and the curve read at ONE block (the head): a curve read behind the nonce read never proves a live attempt dead.
+      const onChain = earlier === undefined ? undefined : yield* chain.attemptAtHead(getAddress(earlier.row.payer), g.c.factory, earlier.build.pool)
+      if (earlier !== undefined && onChain?.curveExists === true) {
         return yield* launchFailure("idempotency_conflict", "the earlier build of this clientLaunchId created its curve: confirm it; never build again", {
           retryable: false,
           details: { reason: "prior_attempt_on_chain", mint: earlier.build.mint }
@@ -80,8 +85,7 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
         const op = earlier.build.operation
         const signed = op.legs[0]?.status !== "pending" || (yield* wallets.claimStatus(earlier.row.claimId).pipe(Effect.mapError(fromWallet)))?.state !== "open"
         if (!signed) return { _tag: "Built", build: earlier.build } satisfies HoodSelfBuildOutcome
-        const mined = yield* chain.rpc("nonce", (cl) => cl.getTransactionCount({ address: getAddress(earlier.row.payer), blockTag: "latest" }))
-        if (mined <= earlier.row.resolved.nonce) {
+        if (onChain === undefined || onChain.nonce <= earlier.row.resolved.nonce) {
           const now = yield* Clock.currentTimeMillis
           return yield* launchFailure("idempotency_conflict", "an earlier signed build of this clientLaunchId can still land: finish its operation (confirm with operationId)", {
             retryable: true,
@@ -89,6 +93,11 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
           })
         }
       }
+      // Past here an earlier TEE attempt is dead (at that one block its nonce was used and no curve existed): its dev-buy hold is decided by
+      // its fee and dev-buy legs (`settleDead`) before the new attempt holds (endpoint rule 7).
+      const failed = earlier === undefined && sameRequest && row.state === "failed" ? yield* storedOf({ ...input, attempt: row.attempt }) : undefined
+      const dead = earlier ?? failed
+      if (dead !== undefined) yield* spend.settleDead(dead)
       if (sameRequest && row.state === "submitted") {
         // 3.3: a linked wallet's repeat build gets a NEW curve address (a new attempt in the same slot); so does a TEE build proven dead.
         const ref = { ...input, attempt: row.attempt }
@@ -113,6 +122,7 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
     Effect.gen(function* () {
       const g = yield* gates(caller, body)
       const request = body.request
+      // Endpoint rule 4: the dry run does not check a TEE wallet's USD spend window (the build's hold decides it); the per-asset cap is the payer gate's.
       return {
         dryRun: true,
         launchWallet: getAddress(g.payer.address),

@@ -1,19 +1,32 @@
 /**
  * The Hood chain as a self-signed launch reads it (launch spec 3.2, 3.4): the configured factory,
  * the predicted curve, the treasury, unsigned EIP-1559 legs, receipts and transactions. Every read
- * failure is a retryable `LAUNCH_FAILED` (`chain_read_failed`); an unreadable receipt or
- * transaction is `undefined` (not mined, or not yet readable), never a verdict.
+ * failure is a retryable `LAUNCH_FAILED` (`chain_read_failed`): a receipt or transaction is
+ * `undefined` only when the node answered that it does not have it (not mined, or unknown); a read
+ * that failed (an error, a timeout) fails the step, retryable, and is never taken as a verdict.
  */
 import { Effect } from "effect"
-import { type Address, BaseError, type Chain, getAddress, type Hash, type Hex, type PublicClient, serializeTransaction, type TransactionReceipt } from "viem"
+import {
+  type Address,
+  BaseError,
+  type Chain,
+  getAddress,
+  type Hash,
+  type Hex,
+  type PublicClient,
+  serializeTransaction,
+  TransactionNotFoundError,
+  type TransactionReceipt,
+  TransactionReceiptNotFoundError
+} from "viem"
 import { curveFactoryAbi, feeSplitterAbi } from "../../../chain/hood/abi.generated.js"
 import { hoodPublicClient, predictCurveAddress } from "../../../chain/hood/client/HoodClient.js"
 import type { HoodCall } from "../../../chain/hood/launch/HeadlessCalls.js"
 import { USDG_ADDRESS } from "../../../domain/QuotePairs.js"
-import { launchFailure } from "../LaunchError.js"
+import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
 import type { HoodSelfLaunchConfig } from "../HoodSelfLaunch.js"
-import { createInput, type SeenTransaction } from "./HoodSelfRules.js"
+import { createInput, type LegOnChain, legOnChainOf, nonceBlockOf, type SeenTransaction } from "./HoodSelfRules.js"
 
 const chainRead = (what: string) => (e: unknown) =>
   launchFailure("launch_failed", `${what} failed: ${e instanceof BaseError ? e.shortMessage : String(e)}`, { retryable: true, details: { reason: "chain_read_failed" } })
@@ -76,19 +89,62 @@ export const makeHoodSelfChain = (config: HoodSelfLaunchConfig) => {
       )
     )
 
-  const curveExists = (factory: Address, curve: string) =>
-    rpc("factory read", (c) => c.readContract({ address: factory, abi: curveFactoryAbi, functionName: "isCurve", args: [getAddress(curve)] }))
+  /** The head block this node answers, uncached: the one block a check's reads are pinned to (a node without it errors, retryable; never a stale answer). */
+  const headBlock = rpc("block number", (c) => c.getBlockNumber({ cacheTime: 0 }))
 
-  const receiptOf = (hash: string) =>
-    rpc("receipt", (c) => c.getTransactionReceipt({ hash: hash as Hash })).pipe(
-      Effect.map((r): TransactionReceipt | undefined => r),
-      Effect.catchAll(() => Effect.succeed(undefined))
-    )
-  const transactionOf = (hash: string) =>
-    rpc("transaction", (c) => c.getTransaction({ hash: hash as Hash })).pipe(
-      Effect.map((t): SeenTransaction => ({ from: getAddress(t.from), to: t.to === null ? null : getAddress(t.to), value: t.value, input: t.input, nonce: t.nonce })),
-      Effect.catchAll(() => Effect.succeed(undefined))
+  /** The payer's mined transaction count at `blockNumber`. */
+  const nonceAt = (payer: Address, blockNumber: bigint) => rpc("nonce", (c) => c.getTransactionCount({ address: payer, blockNumber }))
+
+  /**
+   * An earlier attempt as ONE block shows it (`headBlock`): the payer's mined nonce, then whether
+   * its curve exists, both read at that block. Read at "latest" one after the other, a curve
+   * created between the two reads (or a curve read served by a node behind the nonce read) showed
+   * "nonce passed" with "no curve": a live attempt taken for dead. The build's repeat check and a
+   * linked record's "not mined" check decide on this snapshot.
+   */
+  const attemptAtHead = (payer: Address, factory: Address, curve: string) =>
+    Effect.gen(function* () {
+      const block = yield* headBlock
+      const nonce = yield* nonceAt(payer, block)
+      const curveExists = yield* rpc("factory read", (c) =>
+        c.readContract({ address: factory, abi: curveFactoryAbi, functionName: "isCurve", args: [getAddress(curve)], blockNumber: block })
+      )
+      return { block, nonce, curveExists }
+    })
+
+  /** A read whose "not found" answer is `undefined`; any other failure is the retryable `chain_read_failed`. */
+  const found = <A>(what: string, f: (c: PublicClient) => Promise<A>, notFound: (e: unknown) => boolean) =>
+    Effect.tryPromise({ try: () => f(pc!), catch: (e) => e }).pipe(
+      Effect.map((a): A | undefined => a),
+      Effect.catchAll((e) => (notFound(e) ? Effect.succeed(undefined) : Effect.fail(chainRead(what)(e))))
     )
 
-  return { rpc, configured, predicted, treasuryOf, unsigned, curveExists, receiptOf, transactionOf }
+  /** The receipt; `undefined` when the node has none (not mined). A failed read fails, retryable. */
+  const receiptOf = (hash: string): Effect.Effect<TransactionReceipt | undefined, LaunchError> =>
+    found("receipt", (c) => c.getTransactionReceipt({ hash: hash as Hash }), (e) => e instanceof TransactionReceiptNotFoundError)
+  /** The transaction; `undefined` when the node does not know it. A failed read fails, retryable. */
+  const transactionOf = (hash: string): Effect.Effect<SeenTransaction | undefined, LaunchError> =>
+    found("transaction", (c) => c.getTransaction({ hash: hash as Hash }), (e) => e instanceof TransactionNotFoundError).pipe(
+      Effect.map((t) =>
+        t === undefined ? undefined : { from: getAddress(t.from), to: t.to === null ? null : getAddress(t.to), value: t.value, input: t.input, nonce: t.nonce }
+      )
+    )
+
+  /**
+   * A signed leg (`hash`, the payer's `nonce`) as the chain shows it (`legOnChainOf`): the receipt;
+   * if none, the payer's nonce read at a block pinned `NEVER_LANDS_DEPTH_BLOCKS` under the head this
+   * node answers (uncached), and, when it passed the leg's, the receipt read once more: `used` only
+   * then, on that evidence. The operation's sent legs (`observe`) and a dead or superseded
+   * attempt's signed claims (`legVerdict`) read through this one path. A failed read fails, retryable.
+   */
+  const legOnChain = (payer: Address, hash: string, nonce: number): Effect.Effect<LegOnChain, LaunchError> =>
+    Effect.gen(function* () {
+      const receipt = (yield* receiptOf(hash))?.status
+      if (receipt !== undefined) return legOnChainOf({ receipt, nonceAtDepth: undefined, legNonce: nonce, receiptAgain: undefined })
+      const nonceAtDepth = yield* nonceAt(payer, nonceBlockOf(yield* headBlock))
+      const receiptAgain = nonceAtDepth > nonce ? (yield* receiptOf(hash))?.status : undefined
+      return legOnChainOf({ receipt, nonceAtDepth, legNonce: nonce, receiptAgain })
+    })
+
+  return { rpc, configured, predicted, treasuryOf, unsigned, attemptAtHead, receiptOf, transactionOf, legOnChain }
 }

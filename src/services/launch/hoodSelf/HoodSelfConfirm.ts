@@ -19,11 +19,12 @@ import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import type { HoodSelfAttempts } from "./HoodSelfAttempt.js"
 import type { HoodSelfContext, Stored, StoredFee } from "./HoodSelfContext.js"
 import { makeHoodSelfOperation } from "./HoodSelfOperation.js"
+import type { HoodSelfSpend } from "./HoodSelfSpend.js"
 import { devBuyMatches, devBuyOutcome, feeLegVerifies } from "./HoodSelfRules.js"
 
 const storage = launchStorage
 
-export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAttempts) => {
+export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAttempts, spend: HoodSelfSpend) => {
   const { config, deps, chain, withSql } = ctx
   const { ledger, wallets } = deps
   const { receiptOf, transactionOf } = chain
@@ -57,9 +58,14 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
       const payer = getAddress(stored.row.payer)
       const receipt = yield* receiptOf(hashes.signature)
       if (receipt === undefined) {
-        // Not mined. Dead only when the payer's nonce moved past the build's and no curve exists.
-        const mined = yield* chain.rpc("nonce", (cl) => cl.getTransactionCount({ address: payer, blockTag: "latest" }))
-        if (mined > stored.row.resolved.nonce && !(yield* chain.curveExists(c.factory, stored.build.pool))) return yield* notFound()
+        // A TEE operation is recorded only after its createCurve leg was seen mined: a receipt "not found" now is a node behind, never a
+        // verdict (3.4: once createCurve is mined, never build again), so it is the retryable read failure, not JOB_NOT_FOUND.
+        if (stored.build.operation !== undefined) {
+          return yield* launchFailure("launch_failed", "the createCurve receipt is not readable now; confirm again", { retryable: true, details: { reason: "chain_read_failed" } })
+        }
+        // Not mined. Dead only when, at one block, the payer's nonce moved past the build's and no curve exists.
+        const seen = yield* chain.attemptAtHead(payer, c.factory, stored.build.pool)
+        if (seen.nonce > stored.row.resolved.nonce && !seen.curveExists) return yield* notFound()
         return yield* launchFailure("validation_failed", "the createCurve transaction is not mined yet; confirm again once it is", { field: "signature", retryable: true })
       }
       const tx = yield* transactionOf(hashes.signature)
@@ -70,6 +76,7 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
       if (tx.to !== getAddress(c.factory) || tx.input.toLowerCase() !== stored.build.transaction.data.toLowerCase()) return yield* notThis
       if (receipt.status !== "success") {
         yield* failOnChainFailure(ledger, row)
+        yield* spend.settleFailed(stored)
         return yield* launchFailure("launch_failed", `createCurve ${hashes.signature} reverted on chain; build again with the same clientLaunchId`, {
           retryable: true,
           details: { reason: "reverted", signature: hashes.signature }
@@ -84,7 +91,15 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
           retryable: false
         })
       }
-      const devBuy = yield* boundDevBuy(stored.row.request.buyAmountRaw, created.curve, hashes.devBuySignature)
+      // A TEE operation's dev buy is its own leg, settled by the operation (mined or reverted): its outcome is that, never a fresh read.
+      const op = stored.build.operation
+      const buyLeg = op?.legs.find((l) => l.kind === "devBuy")
+      const devBuy =
+        op !== undefined
+          ? buyLeg?.txHash == null
+            ? null
+            : devBuyOutcome(buyLeg.txHash, buyLeg.status === "mined" ? { status: "success" } : buyLeg.status === "reverted" ? { status: "reverted" } : undefined)
+          : yield* boundDevBuy(stored.row.request.buyAmountRaw, created.curve, hashes.devBuySignature)
       const result = hoodLaunchResult({ baseUrl: config.baseUrl, explorerUrl: config.explorerUrl }, stored.row.request, created, devBuy)
       const onChain = { mint: created.token, pool: created.curve, signature: created.txHash }
       const writes: Also = (r) =>
@@ -96,6 +111,8 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
           // One fee transfer pays one launch: the unique index refuses a race that passed the check above.
           if (fee !== null && hashes.feeTxHash !== undefined) yield* recordFeeTx(attemptRef, hashes.feeTxHash)
           yield* confirmedWrites({ keyId: stored.row.keyId, fee: fee === null ? null : { quoteAsset: "eth", feeRaw: BigInt(fee.feeRaw) }, devBuy: result.devBuy })(r)
+          // A TEE build's dev-buy hold, from the operation's legs: booked once when the buy landed; the fee alone when only the fee did.
+          yield* spend.settledIn(stored, op)(r)
         })
       const confirmed = yield* recordConfirmed(ledger, row, result, onChain, writes)
       const claims = stored.build.operation?.legs.map((l) => l.claimId) ?? [stored.row.claimId, ...(fee !== null ? [fee.leg.claimId] : [])]
@@ -103,7 +120,7 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
       return confirmed
     })
 
-  const operations = makeHoodSelfOperation(ctx, record)
+  const operations = makeHoodSelfOperation(ctx, record, spend)
 
   const confirm = (caller: SelfCaller, input: HoodSelfConfirmInput): Effect.Effect<StoredResult, LaunchError> =>
     Effect.gen(function* () {
@@ -112,6 +129,8 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
       const ref: LaunchRef = { accountId: caller.accountId, clientLaunchId: input.clientLaunchId }
       const row = yield* ledger.get(ref).pipe(storage("reading the launch ledger"))
       if (row === undefined || row.path !== "self" || row.chain !== "hood") return yield* notFound()
+      // An earlier dead attempt's kept hold is decided again at every confirm of the id (its buy's nonce may be used by now).
+      yield* spend.settleEarlier(ref, row.attempt, storedOf)
       if (row.state === "confirmed") return row.result ?? {}
       if (row.state === "failed" && !isRevivable(row)) return yield* notFound()
       const stored = yield* storedOf({ ...ref, attempt: row.attempt })

@@ -2,7 +2,8 @@
  * A Hood TEE build's sequenced operation (launch spec 2.3, 3.4, endpoint rule 4), driven by its
  * pure machine (`HoodOperation.step`): each confirm reads the chain for the sent legs, takes the
  * signed next leg (recorded, hash and bytes, before it is broadcast), reissues a reverted fee leg
- * on a fresh nonce, and records the launch (`record`) once every leg is mined. The stored
+ * on a fresh nonce (a later leg whose relay-signed bytes already landed is recorded mined, not
+ * reissued), and records the launch (`record`) once every leg is mined. The stored
  * operation is compare-and-swapped: a confirm that lost the race writes nothing.
  */
 import { Effect } from "effect"
@@ -18,6 +19,7 @@ import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import type { HoodSelfContext, Stored } from "./HoodSelfContext.js"
 import { DEV_BUY_GAS_LIMIT, OPERATION_WAIT_MS } from "./HoodSelfRules.js"
+import type { HoodSelfSpend } from "./HoodSelfSpend.js"
 
 const storage = launchStorage
 
@@ -28,7 +30,7 @@ export type RecordLaunch = (
   hashes: { signature: string; feeTxHash?: string | undefined; devBuySignature?: string | undefined }
 ) => Effect.Effect<StoredResult, LaunchError>
 
-export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch) => {
+export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch, spend: HoodSelfSpend) => {
   const { chain, withSql } = ctx
   const { ledger, wallets } = ctx.deps
 
@@ -53,15 +55,44 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
       const claim = yield* wallets
         .recordBuilt({ accountId: caller.accountId, walletId: stored.row.walletId, keyId: caller.keyId, chain: "evm", transaction: Buffer.from(tx.slice(2), "hex"), purpose: "launch", txExpiresAtMs: null })
         .pipe(Effect.mapError(() => launchFailure("launch_failed", "reissuing the leg failed; confirm again", { retryable: true })))
+      // The superseded claim was expired (or its signed bytes can never land) before this (`spend.supersede`); the hold outlives the new claim.
+      yield* spend.keepUntil(stored, claim.expiresAtMs)
       return stepOperation(op, { _tag: "Reissued", leg: leg.index, unsignedTransaction: tx, nonce, claimId: claim.claimId })
     })
 
   /**
-   * Reads every sent leg. Mined: `Mined` or `Reverted` by its receipt. Not mined: if another
-   * transaction used its nonce it can never be mined (`Reverted`); else its stored bytes are
-   * broadcast again (a crash or a refused send after the hash was recorded). A reverted fee leg is
-   * reissued on a fresh nonce with a new claim, and the legs after it move to the nonces after it
-   * (3.4); a reverted buy is final (rule 4).
+   * A reverted fee leg (3.4, "pay only the missing fee"): every later leg still pending is first
+   * decided by `spend.supersede` (nothing is saved before this): unsigned, or signed bytes that can
+   * never land → reissued; signed bytes that landed → recorded mined with their hash (`Landed`),
+   * not reissued; signed bytes that can still land → the confirm fails retryable. The fee leg is
+   * reissued at the payer's pending nonce and the legs still to reissue on the nonces after it.
+   * Only when a dev-buy leg is among them are its new bytes reserved first (`spend.holdAgain`: a
+   * hold the sweep released is decided anew; refused: nothing reissued).
+   */
+  const reissueFee = (caller: SelfCaller, stored: Stored, op: HoodOperation, fee: HoodOperationLeg) =>
+    Effect.gen(function* () {
+      let next = op
+      for (const later of op.legs.filter((l) => l.index > fee.index && l.status === "pending")) {
+        const landed = yield* spend.supersede(stored, later)
+        if (landed !== undefined) next = stepOperation(next, { _tag: "Landed", leg: later.index, txHash: landed })
+      }
+      const moved = next.legs.filter((l) => l.index > fee.index && l.status === "pending")
+      if (moved.some((l) => l.kind === "devBuy")) yield* spend.holdAgain(caller, stored)
+      let nonce = yield* chain.rpc("nonce", (cl) => cl.getTransactionCount({ address: getAddress(stored.row.payer), blockTag: "pending" }))
+      next = yield* reissue(caller, stored, next, fee, nonce)
+      for (const later of moved) {
+        nonce += 1
+        next = yield* reissue(caller, stored, next, later, nonce)
+      }
+      return next
+    })
+
+  /**
+   * Reads every sent leg through `chain.legOnChain` (the nonce pinned under the head, the receipt
+   * read again): its receipt → `Mined` or `Reverted`; its nonce used by another transaction, on
+   * that evidence → `Reverted` (it can never be mined); else no verdict: its stored bytes are
+   * broadcast again (a crash or a refused send after the hash was recorded; a node refuses bytes
+   * already mined). A reverted fee leg is then reissued (`reissueFee`); a reverted buy is final (rule 4).
    */
   const observe = (caller: SelfCaller, stored: Stored, op: HoodOperation) =>
     Effect.gen(function* () {
@@ -69,30 +100,14 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
       let next = op
       for (const leg of op.legs) {
         if (leg.status !== "sent" || leg.txHash === null) continue
-        const receipt = yield* chain.receiptOf(leg.txHash)
-        if (receipt === undefined) {
-          const used = yield* chain.rpc("nonce", (cl) => cl.getTransactionCount({ address: from, blockTag: "latest" }))
-          if (used > leg.nonce) {
-            // Another transaction took the nonce (or ours was mined meanwhile: read once more).
-            if ((yield* chain.receiptOf(leg.txHash)) === undefined) next = stepOperation(next, { _tag: "Reverted", leg: leg.index })
-            else next = stepOperation(next, { _tag: "Mined", leg: leg.index })
-          } else if (leg.signedTransaction != null) {
-            yield* chain.rpc("broadcast", (c) => c.sendRawTransaction({ serializedTransaction: leg.signedTransaction as Hex })).pipe(Effect.ignore)
-          }
-          continue
-        }
-        next = stepOperation(next, { _tag: receipt.status === "success" ? "Mined" : "Reverted", leg: leg.index })
-      }
-      for (const leg of next.legs) {
-        if (leg.status !== "reverted" || leg.kind !== "feeTransfer") continue
-        let nonce = yield* chain.rpc("nonce", (cl) => cl.getTransactionCount({ address: from, blockTag: "pending" }))
-        next = yield* reissue(caller, stored, next, leg, nonce)
-        for (const later of next.legs.filter((l) => l.index > leg.index && l.status === "pending")) {
-          nonce += 1
-          next = yield* reissue(caller, stored, next, later, nonce)
+        const seen = yield* chain.legOnChain(from, leg.txHash, leg.nonce)
+        if (seen !== "open") next = stepOperation(next, { _tag: seen === "success" ? "Mined" : "Reverted", leg: leg.index })
+        else if (leg.signedTransaction != null) {
+          yield* chain.rpc("broadcast", (c) => c.sendRawTransaction({ serializedTransaction: leg.signedTransaction as Hex })).pipe(Effect.ignore)
         }
       }
-      return next
+      const fee = next.legs.find((l) => l.status === "reverted" && l.kind === "feeTransfer")
+      return fee === undefined ? next : yield* reissueFee(caller, stored, next, fee)
     })
 
   /** The signed `nextLeg`: exactly the leg's unsigned transaction, signed by the payer. */
@@ -133,11 +148,13 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
       }
       if (op.state === "failed") {
         yield* failOnChainFailure(ledger, row)
+        // createCurve reverted: the dev-buy hold is decided by its fee and buy legs' claims (`settleDead`; signed bytes can still move ETH).
+        yield* spend.settleFailed(stored)
         return yield* launchFailure("launch_failed", "createCurve reverted on chain; build again with the same clientLaunchId", { retryable: true, details: { reason: "reverted" } })
       }
       if (op.nextLeg !== null) return { clientLaunchId: row.clientLaunchId, operation: op } satisfies StoredResult
       const hashOf = (kind: string) => op.legs.find((l) => l.kind === kind)?.txHash ?? undefined
-      const result = yield* record(row, stored, { signature: hashOf("createCurve")!, feeTxHash: hashOf("feeTransfer"), devBuySignature: hashOf("devBuy") })
+      const result = yield* record(row, { ...stored, build: { ...stored.build, operation: op } }, { signature: hashOf("createCurve")!, feeTxHash: hashOf("feeTransfer"), devBuySignature: hashOf("devBuy") })
       yield* save(stepOperation(op, { _tag: "Recorded" })).pipe(Effect.ignore)
       return result
     })

@@ -2,8 +2,23 @@ import { Either } from "effect"
 import { type Address, getAddress, type Hex, zeroAddress } from "viem"
 import { describe, expect, it } from "vitest"
 import { DefaultDevBuyCeilings } from "../../../domain/Economics.js"
+import { spendError } from "../../spend/SpendError.js"
 import { decodeSelfLaunchRequest } from "../request/DecodeLaunchRequest.js"
-import { createInput, devBuyMatches, devBuyOnVirginCurve, devBuyOutcome, feeLegVerifies, type SeenTransaction } from "./HoodSelfRules.js"
+import {
+  createInput,
+  deadHoldOf,
+  deadSettlementOf,
+  devBuyMatches,
+  devBuyOnVirginCurve,
+  devBuyOutcome,
+  feeLegVerifies,
+  holdAgainRefused,
+  legOnChainOf,
+  NEVER_LANDS_DEPTH_BLOCKS,
+  nonceBlockOf,
+  type SeenTransaction,
+  settledHoldOf
+} from "./HoodSelfRules.js"
 
 const settings = { expCustomCurves: true, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: "http://127.0.0.1:8080/api/v1/uploads/images/" }
 const bodyOf = (over: Record<string, unknown>) => {
@@ -60,5 +75,69 @@ describe("HoodSelfRules", () => {
     expect(plan).toBeDefined()
     expect(plan!.call.to).toBe(curve)
     expect(plan!.call.value).toBe(1_000_000_000_000_000n)
+  })
+})
+
+describe("a TEE operation's dev-buy hold", () => {
+  const legs = (fee: string | null, buy: string | null) => [
+    { kind: "createCurve", status: "mined" },
+    ...(fee === null ? [] : [{ kind: "feeTransfer", status: fee }]),
+    ...(buy === null ? [] : [{ kind: "devBuy", status: buy }])
+  ]
+  it("at the record, from the legs' own statuses: a mined buy books, a reverted one books the landed fee only, else releases; unsettled keeps", () => {
+    expect(settledHoldOf(legs("mined", "mined"))).toBe("book")
+    expect(settledHoldOf(legs("mined", "reverted"))).toBe("book_fee")
+    expect(settledHoldOf(legs(null, "reverted"))).toBe("release")
+    expect(settledHoldOf(legs("mined", "sent"))).toBe("keep")
+    expect(settledHoldOf(legs("mined", "pending"))).toBe("keep")
+    expect(settledHoldOf(legs("mined", null))).toBe("none")
+  })
+  it("a dead attempt's value leg, by its claim: never signed releases; signed books when it landed, releases when reverted or its nonce was used by another transaction, else keeps", () => {
+    expect(deadHoldOf({ signed: false }, undefined)).toBe("release")
+    expect(deadHoldOf({ signed: true }, undefined)).toBe("keep")
+    expect(deadHoldOf({ signed: true }, "success")).toBe("book")
+    expect(deadHoldOf({ signed: true }, "reverted")).toBe("release")
+    expect(deadHoldOf({ signed: true }, "used")).toBe("release")
+    expect(deadHoldOf({ signed: true }, "open")).toBe("keep")
+  })
+  it("a signed leg on chain: its receipt first or on the re-read; used only with the nonce passed at the depth block and no receipt, else open", () => {
+    const seen = (receipt: "success" | "reverted" | undefined, nonceAtDepth: number | undefined, receiptAgain: "success" | "reverted" | undefined = undefined) =>
+      legOnChainOf({ receipt, nonceAtDepth, legNonce: 7, receiptAgain })
+    expect(seen("success", undefined)).toBe("success")
+    expect(seen("reverted", undefined)).toBe("reverted")
+    expect(seen(undefined, 8)).toBe("used")
+    // The nonce passed, the receipt there on the re-read (a node catching up): mined, never "used".
+    expect(seen(undefined, 8, "success")).toBe("success")
+    expect(seen(undefined, 8, "reverted")).toBe("reverted")
+    // The nonce not passed at the depth block (passed only nearer the head, or not at all): no verdict.
+    expect(seen(undefined, 7)).toBe("open")
+    expect(seen(undefined, 6)).toBe("open")
+    expect(seen(undefined, undefined)).toBe("open")
+  })
+  it("the nonce is read NEVER_LANDS_DEPTH_BLOCKS under the head, never below block 0", () => {
+    expect(nonceBlockOf(100n)).toBe(100n - NEVER_LANDS_DEPTH_BLOCKS)
+    expect(nonceBlockOf(NEVER_LANDS_DEPTH_BLOCKS)).toBe(0n)
+    expect(nonceBlockOf(0n)).toBe(0n)
+  })
+  it("a dead attempt's from both legs: either can land keeps; the buy landed books it, with the fee only when the fee landed; the buy never books the fee alone when it landed", () => {
+    expect(deadSettlementOf("keep", "book")).toBe("keep")
+    expect(deadSettlementOf("release", "keep")).toBe("keep")
+    expect(deadSettlementOf("book", "book")).toBe("book")
+    expect(deadSettlementOf("book", "release")).toBe("book_buy")
+    expect(deadSettlementOf("release", "book")).toBe("book_fee")
+    expect(deadSettlementOf("release", "release")).toBe("release")
+  })
+  it("a reissue's hold refused after createCurve landed: LAUNCH_FAILED, always retryable, the gate's reason and details (never KEY_LIMIT_REACHED or SPEND_LIMIT_EXCEEDED)", () => {
+    const resetsAt = 1_700_000_000_000
+    const daily = holdAgainRefused(spendError("tx_limit_reached", "over", { retryable: true, details: { resetsAt, usedUsdMicros: 5 } }))
+    expect([daily.reason, daily.retryable, daily.details]).toEqual(["launch_failed", true, { reason: "tx_limit_reached", resetsAt, usedUsdMicros: 5 }])
+    // A `never` window: the gate's refusal is not retryable; after createCurve landed it is.
+    const never = holdAgainRefused(spendError("tx_limit_reached", "over", { retryable: false, details: { resetsAt: null } }))
+    expect([never.reason, never.retryable, never.details]).toEqual(["launch_failed", true, { reason: "tx_limit_reached", resetsAt: null }])
+    const spendLimit = { limitSource: "key", keyPrefix: "h0000001", asset: "eth", capDecimal: "0.01", attemptedDecimal: "0.0101" }
+    const capped = holdAgainRefused(spendError("spend_limit_exceeded", "cap", { retryable: false, details: { spendLimit } }))
+    expect([capped.reason, capped.retryable, capped.details]).toEqual(["launch_failed", true, { reason: "spend_limit_exceeded", spendLimit }])
+    const unavailable = holdAgainRefused(spendError("limit_unavailable", "no price", { retryable: true, details: { reason: "limit_unavailable", retryAfter: 30 } }))
+    expect([unavailable.reason, unavailable.retryable, unavailable.details]).toEqual(["launch_failed", true, { reason: "limit_unavailable", retryAfter: 30 }])
   })
 })

@@ -8,6 +8,8 @@ import { type Address, getAddress, type Hex } from "viem"
 import { devBuyPlan, quoteTokenOf } from "../../../chain/hood/launch/HeadlessCalls.js"
 import { initialState, tokenReserveRaw } from "../../../domain/CurveMath.js"
 import { findEconomics } from "../../../domain/Economics.js"
+import type { SpendError } from "../../spend/SpendError.js"
+import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
 
 /** The factory's metadata URI bound (bytes). */
@@ -75,3 +77,91 @@ export const devBuyOutcome = (hash: string, receipt: { readonly status: "success
   const outcome = receipt === undefined ? "pending" : receipt.status === "success" ? "landed" : "reverted"
   return { ...(outcome === "landed" ? { signature: hash } : { pendingSignature: hash }), outcome }
 }
+
+/**
+ * A TEE operation's dev-buy hold once its legs settled (the record; rule 4, document 2 4.1), from
+ * the legs' own statuses, never a fresh read: the buy mined → `book` (buy and fee); the buy
+ * reverted after its fee leg mined → `book_fee` (the fee moved, the buy did not); the buy reverted
+ * with no fee leg → `release`; a buy not settled → `keep`. No dev-buy leg → `none`.
+ */
+export type SettledHold = "book" | "book_fee" | "release" | "keep" | "none"
+
+export const settledHoldOf = (legs: ReadonlyArray<{ readonly kind: string; readonly status: string }>): SettledHold => {
+  const buy = legs.find((l) => l.kind === "devBuy")
+  if (buy === undefined) return "none"
+  if (buy.status === "mined") return "book"
+  if (buy.status !== "reverted") return "keep"
+  return legs.some((l) => l.kind === "feeTransfer" && l.status === "mined") ? "book_fee" : "release"
+}
+
+/**
+ * How deep under the node's head the payer's nonce is read before a signed leg with no receipt is
+ * taken for one that can never land: its nonce used at `head - NEVER_LANDS_DEPTH_BLOCKS` (so a
+ * transaction of ours at that nonce was mined at least this many blocks ago) and its receipt still
+ * absent when read again after. A receipt read answered by a node further behind than this is
+ * the case left open (docs/decisions.md "A Hood TEE leg that can never land, on evidence").
+ */
+export const NEVER_LANDS_DEPTH_BLOCKS = 2n
+
+/** The block the payer's nonce is read at: `NEVER_LANDS_DEPTH_BLOCKS` under the head (never below 0). */
+export const nonceBlockOf = (head: bigint): bigint => (head > NEVER_LANDS_DEPTH_BLOCKS ? head - NEVER_LANDS_DEPTH_BLOCKS : 0n)
+
+/**
+ * A signed leg as the chain shows it (`HoodSelfChain.legOnChain`, for the operation's sent legs
+ * and a dead or superseded attempt's signed claims alike): its receipt (`success`, `reverted`);
+ * else `used` only on positive evidence: the payer's nonce passed the leg's at the block
+ * `nonceBlockOf(head)` AND the receipt, read again after that, still absent; else `open` (it can
+ * still land, or it landed and this node does not show it yet: no verdict).
+ */
+export type LegOnChain = "success" | "reverted" | "used" | "open"
+
+export const legOnChainOf = (seen: {
+  readonly receipt: "success" | "reverted" | undefined
+  /** The payer's transaction count at `nonceBlockOf(head)`; undefined when not read (a receipt answered first). */
+  readonly nonceAtDepth: number | undefined
+  readonly legNonce: number
+  /** The receipt read after the nonce; undefined when absent or not read. */
+  readonly receiptAgain: "success" | "reverted" | undefined
+}): LegOnChain => {
+  const receipt = seen.receipt ?? seen.receiptAgain
+  if (receipt !== undefined) return receipt
+  return seen.nonceAtDepth !== undefined && seen.nonceAtDepth > seen.legNonce ? "used" : "open"
+}
+
+/**
+ * A dead attempt's dev-buy hold (its `createCurve` reverted, or a rebuild proved it dead): decided
+ * by the leg's sign claim, not by time. Never signed (the claim expired unsigned first) →
+ * `release`: those bytes can never exist. Signed: its bytes (to the predicted curve, a plain ETH
+ * transfer when no curve exists) as the chain shows them (`LegOnChain`): mined successfully →
+ * `book` (the ETH moved), reverted or `used` (another transaction took its nonce, on evidence) →
+ * `release`; `open`, or not read → `keep`: they can still land.
+ */
+export const deadHoldOf = (claim: { readonly signed: boolean }, chain: LegOnChain | undefined): "book" | "release" | "keep" => {
+  if (!claim.signed) return "release"
+  if (chain === undefined || chain === "open") return "keep"
+  return chain === "success" ? "book" : "release"
+}
+
+/**
+ * A dead attempt's hold from both of its value legs (each by `deadHoldOf`: `book` = landed,
+ * `release` = never moves ETH, `keep` = can still land): either can still land → `keep`; the buy
+ * landed → `book` with the fee when the fee leg landed too (its nonce was its own), else
+ * `book_buy` (the buy alone); the buy never → `book_fee` when the fee leg landed (rule 4), else
+ * `release`.
+ */
+export const deadSettlementOf = (buy: "book" | "release" | "keep", fee: "book" | "release" | "keep"): "book" | "book_buy" | "book_fee" | "release" | "keep" => {
+  if (buy === "keep" || fee === "keep") return "keep"
+  if (buy === "book") return fee === "book" ? "book" : "book_buy"
+  return fee === "book" ? "book_fee" : "release"
+}
+
+/**
+ * A refusal of `holdAgain` (the fee leg reissued after `createCurve` landed): the self-signed
+ * confirm's `LAUNCH_FAILED`, always retryable (launch spec 7), with the gate's reason and its details
+ * (`resetsAt`, `spendLimit`, `retryAfter`); never `KEY_LIMIT_REACHED` or `SPEND_LIMIT_EXCEEDED`.
+ */
+export const holdAgainRefused = (e: SpendError): LaunchError =>
+  launchFailure("launch_failed", `the reissued fee leg's dev buy could not be held again: ${e.message}; confirm again once the key's window allows it`, {
+    retryable: true,
+    details: { ...(e.details ?? {}), reason: e.reason }
+  })
