@@ -215,7 +215,7 @@ const encodeJsonEachRow = (
 
 /**
  * Applies, in id order, every migration whose id is not recorded in `schema_migrations`, and
- * records each after its statements ran. Returns what it applied (empty on a migrated
+ * records each after its statements and its `run` program (if any) succeeded. Returns what it applied (empty on a migrated
  * database). Migration 1 creates `schema_migrations` itself.
  */
 export const applyMigrations = (
@@ -241,6 +241,7 @@ export const applyMigrations = (
     const pending = ordered.filter((m) => !applied.has(m.id))
     for (const migration of pending) {
       yield* Effect.forEach(migration.statements, (statement) => ch.command(statement), { discard: true }).pipe(
+        Effect.zipRight(migration.run?.(ch) ?? Effect.void),
         Effect.zipRight(ch.insert("schema_migrations", [{ migration_id: migration.id, name: migration.name }])),
         Effect.mapError(migrationFailed(`migration ${migration.id}_${migration.name}`))
       )

@@ -1,0 +1,157 @@
+/**
+ * `trades` rebuilt with smaller granules (issue 34: the typical replay under 2 s). The table of
+ * 0002 keeps ClickHouse's 8192-row granules, and a replay's per-token range read pays for whole
+ * granules: one holds about four small mints' whole month, so a read of one token's day
+ * decompresses 8192 rows of every column it needs (five `UInt256` among them). The new table
+ * has `index_granularity = 1024` and compressed blocks no larger than a granule needs, so a
+ * read decompresses about what it selects (measured: docs/decisions.md, "`trades` rebuilt with
+ * 1024-row granules"). Columns, types, engine, partitioning and keys are 0002's, unchanged.
+ *
+ * A rebuild is a program, not idempotent DDL (ClickHouse cannot change a table's granularity in
+ * place, and plain DDL cannot say "only if not done yet"), so it is this migration's `run`.
+ * Its state lives in the database, and every step is safe to re-run from wherever a crash
+ * (kill -9) left it:
+ * 1. `trades` already has the new layout (the table's comment `layout 0006`): a crash came
+ *    after the exchange; only the finish is left (step 5).
+ * 2. Otherwise `trades` is 0002's table and holds every row. A leftover `trades_0006` is a
+ *    copy an interrupted run began: dropped. The new table is created empty and every stored
+ *    row copied into it as it is, unmerged copies of a trade included (`INSERT ... SELECT` of
+ *    the ordinary columns with `optimize_on_insert = 0`; the `MATERIALIZED` volume and price
+ *    columns are recomputed by the same expressions, so they are equal).
+ * 3. Verified: the same row count and the same order-free fingerprint (a wrapping sum of a
+ *    hash of every stored column) in both tables, or the migration fails with `trades` untouched
+ *    (a writer inserted meanwhile: this migration must run with no writer, which the engine
+ *    ensures by migrating before it starts its writers).
+ * 4. `EXCHANGE TABLES trades AND trades_0006`: one atomic swap (the Atomic database engine,
+ *    chDB's and the server's default), so `trades` is at every instant one complete table.
+ * 5. The finish: the candle view (0003) re-created with 0003's statement if `trades` no longer
+ *    feeds it (chDB 26.7 keeps a view on its source's name, so after the swap it reads the new
+ *    `trades`; a ClickHouse that bound it to the old table's identity would leave it there), then
+ *    `trades_0006`, now the old table, dropped. The candles and the dirty-minute marks are
+ *    untouched (the copy's insert feeds no view). Reads and the writer name `trades` only.
+ * The runner records the migration only after `run` returns, so a crash anywhere re-runs it.
+ */
+import { Effect } from "effect"
+import type { ClickHouseShape } from "../ClickHouse.js"
+import { ClickHouseError } from "../ClickHouseError.js"
+import { candles1m } from "./0003_candles_1m.js"
+import type { ClickHouseMigration } from "./index.js"
+
+/** The table comment that marks the rebuilt layout. */
+export const tradesLayoutComment = "layout 0006: 1024-row granules"
+/** Where the copy is built, and where the old table is left after the swap until dropped. */
+export const tradesStaging = "trades_0006"
+/** Rows per granule (with `min_compress_block_size = 8192`, a granule of a wide column is its own compressed block). */
+export const tradesGranuleRows = 1024
+
+/** 0002's columns and keys; only the table settings differ. */
+export const tradesTableSql = (name: string) => `CREATE TABLE ${name} (
+      id String,
+      chain LowCardinality(String),
+      mint String,
+      venue Enum8('curve' = 1, 'pool' = 2),
+      side Enum8('buy' = 1, 'sell' = 2),
+      trader String,
+      amount_in_raw UInt256,
+      amount_out_raw UInt256,
+      fee_raw UInt256,
+      refund_raw UInt256,
+      quote_consumed_raw UInt256,
+      quote_reserve_raw UInt256,
+      token_reserve_raw UInt256,
+      real_quote_raw UInt256,
+      quote_volume_raw UInt256 MATERIALIZED if(side = 'buy', quote_consumed_raw, amount_out_raw + fee_raw),
+      token_volume_raw UInt256 MATERIALIZED if(side = 'buy', amount_out_raw, amount_in_raw),
+      price Float64 MATERIALIZED multiIf(
+        token_volume_raw > 0,
+        toFloat64(if(side = 'buy', quote_consumed_raw - least(fee_raw, quote_consumed_raw), amount_out_raw + fee_raw)) / toFloat64(token_volume_raw),
+        token_reserve_raw > 0,
+        toFloat64(quote_reserve_raw) / toFloat64(token_reserve_raw),
+        0),
+      crosses_graduation Bool,
+      position String,
+      ts DateTime64(3, 'UTC'),
+      signature String,
+      version UInt64,
+      retracted UInt8
+    ) ENGINE = ReplacingMergeTree(version, retracted)
+    PARTITION BY toYYYYMM(ts)
+    PRIMARY KEY (chain, mint, ts)
+    ORDER BY (chain, mint, ts, position, id)
+    SETTINGS primary_key_ratio_of_unique_prefix_values_to_skip_suffix_columns = 1,
+      index_granularity = ${tradesGranuleRows}, min_compress_block_size = 8192
+    COMMENT '${tradesLayoutComment}'`
+
+/** The stored (not MATERIALIZED) columns: what a copy inserts. */
+export const tradesStoredColumns =
+  "id, chain, mint, venue, side, trader, amount_in_raw, amount_out_raw, fee_raw, refund_raw, quote_consumed_raw, quote_reserve_raw, token_reserve_raw, real_quote_raw, crosses_graduation, position, ts, signature, version, retracted"
+
+const fingerprintSql = (table: string) =>
+  `SELECT toString(count()) AS n, toString(sum(cityHash64(${tradesStoredColumns}))) AS h FROM ${table}`
+
+/** The points `rebuildTrades` reports after (the crash tests stop the process at each). */
+export type RebuildStep = "copying" | "copied" | "verified" | "exchanged" | "view" | "dropped"
+
+export interface RebuildHooks {
+  /** Called after each step (and before the copy starts: `copying`). */
+  readonly onStep?: (step: RebuildStep) => Effect.Effect<void>
+}
+
+const failed = (message: string) => new ClickHouseError({ reason: "MigrationFailed", message })
+
+/** Rebuilds `trades` into the 0006 layout; a no-op once done (see the module comment for the steps). */
+export const rebuildTrades = (ch: ClickHouseShape, hooks: RebuildHooks = {}): Effect.Effect<void, ClickHouseError> =>
+  Effect.gen(function* () {
+    const step = (s: RebuildStep) => hooks.onStep?.(s) ?? Effect.void
+    const tables = yield* ch.query<{ name: string; comment: string }>(
+      `SELECT name, comment FROM system.tables
+       WHERE database = currentDatabase() AND name IN ('trades', {staging:String})`,
+      { staging: tradesStaging }
+    )
+    const trades = tables.find((t) => t.name === "trades")
+    if (trades === undefined) return yield* failed("rebuild of trades: no trades table (migration 2 creates it)")
+    if (trades.comment !== tradesLayoutComment) {
+      yield* ch.command(`DROP TABLE IF EXISTS ${tradesStaging} SYNC`)
+      yield* ch.command(tradesTableSql(tradesStaging))
+      yield* step("copying")
+      // Every stored row as it is: without `optimize_on_insert = 0` the insert would already
+      // collapse copies of a trade that fall in one block (what a merge does), and the check
+      // below could not compare the tables row for row.
+      yield* ch.command(
+        `INSERT INTO ${tradesStaging} (${tradesStoredColumns}) SELECT ${tradesStoredColumns} FROM trades SETTINGS optimize_on_insert = 0`
+      )
+      yield* step("copied")
+      const [before] = yield* ch.query<{ n: string; h: string }>(fingerprintSql("trades"))
+      const [after] = yield* ch.query<{ n: string; h: string }>(fingerprintSql(tradesStaging))
+      if (before?.n !== after?.n || before?.h !== after?.h)
+        return yield* failed(
+          `rebuild of trades: the copy differs (${before?.n} rows in trades, ${after?.n} in ${tradesStaging}); was a writer running? trades is unchanged`
+        )
+      yield* step("verified")
+      yield* ch.command(`EXCHANGE TABLES trades AND ${tradesStaging}`)
+      yield* step("exchanged")
+    }
+    // The finish. Here `trades` has the new layout, so a `trades_0006` is the old table. The view
+    // is put on `trades` first, so at no point is its source a dropped table.
+    const [now] = yield* ch.query<{ dependencies_table: ReadonlyArray<string> }>(
+      "SELECT dependencies_table FROM system.tables WHERE database = currentDatabase() AND name = 'trades'"
+    )
+    if (!(now?.dependencies_table ?? []).includes("candles_1m_mv")) {
+      const view = candles1m.statements.find((s) => s.includes("CREATE MATERIALIZED VIEW"))
+      if (view === undefined) return yield* failed("rebuild of trades: migration 3 has no candle view statement")
+      yield* ch.command("DROP VIEW IF EXISTS candles_1m_mv SYNC")
+      yield* ch.command(view)
+    }
+    yield* step("view")
+    yield* ch.command(`DROP TABLE IF EXISTS ${tradesStaging} SYNC`)
+    yield* step("dropped")
+  })
+
+export const tradesGranules: ClickHouseMigration = {
+  id: 6,
+  name: "trades_granules",
+  statements: [],
+  // The new table's text is data here too, so a change to it changes what the bench's cache key hashes.
+  rebuild: tradesTableSql("trades"),
+  run: (ch) => rebuildTrades(ch)
+}
