@@ -4,7 +4,7 @@
  * directory without applying the engine's migrations, so it can keep the table as it is before
  * a migration rebuilds it.
  *
- *   npx tsx bench/replayTables.ts --dir DIR --table NAME (--clone | [--granularity G] [--min-compress B] [--codec C] [--quote-notional])
+ *   npx tsx bench/replayTables.ts --dir DIR --table NAME (--clone | [--granularity G] [--min-compress B] [--codec C] [--quote-notional] [--by-day])
  *
  * - `--clone`: NAME gets `trades`'s own DDL and its parts (hard links, `ATTACH PARTITION ...
  *   FROM`): the same table, parts and merges as `trades` now (run it before migration 6
@@ -13,7 +13,8 @@
  *   (default 1024), `min_compress_block_size = B` (default: the migration's), each `UInt256`
  *   column with `CODEC(C)` (default: none, LZ4), and with `--quote-notional` a stored
  *   `quote_notional_raw` (the replay's fee-free quote notional); filled with every row of
- *   `trades` (`INSERT ... SELECT`). Then it waits until the background merges of NAME are done
+ *   `trades` (`INSERT ... SELECT` in one statement; with `--by-day`, one insert per day in time
+ *   order, as migration 6 copies). Then it waits until the background merges of NAME are done
  *   (the next process would run them), printing the parts.
  * An existing NAME is left as it is; its background merges are waited for (e.g. `trades` after
  * the migration rebuilt it).
@@ -21,7 +22,7 @@
 import { Effect } from "effect"
 import * as os from "node:os"
 import { makeChdbExecutor } from "../clickhouse/internal/chdbExecutor.js"
-import { tradesStoredColumns, tradesTableSql } from "../clickhouse/migrations/0006_trades_granules.js"
+import { copyDaySql, tradesDaysSql, tradesStoredColumns, tradesTableSql } from "../clickhouse/migrations/0006_trades_granules.js"
 
 const args = process.argv.slice(2)
 const option = (name: string) => {
@@ -61,7 +62,10 @@ const program = Effect.scoped(
       ddl = ddl.replace(/COMMENT '[^']*'/, `COMMENT 'bench/replayTables.ts'`)
       console.log(ddl)
       yield* ex.command(ddl, undefined)
-      yield* ex.command(`INSERT INTO ${table} (${tradesStoredColumns}) SELECT ${tradesStoredColumns} FROM trades`, undefined)
+      if (args.includes("--by-day")) {
+        const days = (yield* ex.query(tradesDaysSql("trades"), undefined)) as ReadonlyArray<{ day: string }>
+        for (const { day } of days) yield* ex.command(copyDaySql(table, "trades", day), undefined)
+      } else yield* ex.command(`INSERT INTO ${table} (${tradesStoredColumns}) SELECT ${tradesStoredColumns} FROM trades SETTINGS optimize_on_insert = 0`, undefined)
     }
     console.log(`${table} ready in ${((performance.now() - t0) / 1000).toFixed(1)} s (load ${os.loadavg()[0]!.toFixed(2)})`)
     // Wait for the background merges: no merge running and the same parts for 10 s.

@@ -15,9 +15,9 @@
  *    after the exchange; only the finish is left (step 5).
  * 2. Otherwise `trades` is 0002's table and holds every row. A leftover `trades_0006` is a
  *    copy an interrupted run began: dropped. The new table is created empty and every stored
- *    row copied into it as it is, unmerged copies of a trade included (`INSERT ... SELECT` of
- *    the ordinary columns with `optimize_on_insert = 0`; the `MATERIALIZED` volume and price
- *    columns are recomputed by the same expressions, so they are equal).
+ *    row copied into it as it is, unmerged copies of a trade included, one day per insert in
+ *    time order, merges stopped on both tables until the check (`copyDaySql`; the
+ *    `MATERIALIZED` volume and price columns are recomputed by the same expressions).
  * 3. Verified: the same row count and the same order-free fingerprint (a wrapping sum of a
  *    hash of every stored column) in both tables, or the migration fails with `trades` untouched
  *    (a writer inserted meanwhile: this migration must run with no writer, which the engine
@@ -27,7 +27,7 @@
  * 5. The finish: the candle view (0003) re-created with 0003's statement if `trades` no longer
  *    feeds it (chDB 26.7 keeps a view on its source's name, so after the swap it reads the new
  *    `trades`; a ClickHouse that bound it to the old table's identity would leave it there), then
- *    `trades_0006`, now the old table, dropped. The candles and the dirty-minute marks are
+ *    merges started again, `trades_0006`, now the old table, dropped. The candles and the dirty-minute marks are
  *    untouched (the copy's insert feeds no view). Reads and the writer name `trades` only.
  * The runner records the migration only after `run` returns, so a crash anywhere re-runs it.
  */
@@ -86,6 +86,22 @@ export const tradesTableSql = (name: string) => `CREATE TABLE ${name} (
 export const tradesStoredColumns =
   "id, chain, mint, venue, side, trader, amount_in_raw, amount_out_raw, fee_raw, refund_raw, quote_consumed_raw, quote_reserve_raw, token_reserve_raw, real_quote_raw, crosses_graduation, position, ts, signature, version, retracted"
 
+/** The days (UTC) that hold trades in `source`, oldest first. */
+export const tradesDaysSql = (source: string) => `SELECT DISTINCT toString(toDate(ts, 'UTC')) AS day FROM ${source} ORDER BY day`
+
+/**
+ * One day's stored rows of `source` into `target`, as they are (`day`: `YYYY-MM-DD`, checked by
+ * the caller). One insert per day, in time order, so each part the copy writes holds a stretch
+ * of time, as the writer's inserts do (measured: a copy in one statement reads in parallel
+ * streams, every part then spans the whole month, and a read of a short time selects granules
+ * in every part). `optimize_on_insert = 0`: otherwise the insert would already collapse copies
+ * of a trade that fall in one block (what a merge does).
+ */
+export const copyDaySql = (target: string, source: string, day: string) =>
+  `INSERT INTO ${target} (${tradesStoredColumns}) SETTINGS optimize_on_insert = 0
+   SELECT ${tradesStoredColumns} FROM ${source}
+   WHERE ts >= toDateTime64(toDate('${day}'), 3, 'UTC') AND ts < toDateTime64(toDate('${day}') + 1, 3, 'UTC')`
+
 const fingerprintSql = (table: string) =>
   `SELECT toString(count()) AS n, toString(sum(cityHash64(${tradesStoredColumns}))) AS h FROM ${table}`
 
@@ -114,19 +130,25 @@ export const rebuildTrades = (ch: ClickHouseShape, hooks: RebuildHooks = {}): Ef
       yield* ch.command(`DROP TABLE IF EXISTS ${tradesStaging} SYNC`)
       yield* ch.command(tradesTableSql(tradesStaging))
       yield* step("copying")
-      // Every stored row as it is: without `optimize_on_insert = 0` the insert would already
-      // collapse copies of a trade that fall in one block (what a merge does), and the check
-      // below could not compare the tables row for row.
-      yield* ch.command(
-        `INSERT INTO ${tradesStaging} (${tradesStoredColumns}) SELECT ${tradesStoredColumns} FROM trades SETTINGS optimize_on_insert = 0`
-      )
+      // No merge in either table until the check: a merge collapses copies of a trade, and the
+      // tables are compared row for row. (Stopped merges are the server's memory: a restart, or
+      // the finish below, starts them again.)
+      yield* ch.command("SYSTEM STOP MERGES trades")
+      yield* ch.command(`SYSTEM STOP MERGES ${tradesStaging}`)
+      const days = yield* ch.query<{ day: string }>(tradesDaysSql("trades"))
+      for (const { day } of days) {
+        if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) return yield* failed(`rebuild of trades: a day read as ${JSON.stringify(day)}`)
+        yield* ch.command(copyDaySql(tradesStaging, "trades", day))
+      }
       yield* step("copied")
       const [before] = yield* ch.query<{ n: string; h: string }>(fingerprintSql("trades"))
       const [after] = yield* ch.query<{ n: string; h: string }>(fingerprintSql(tradesStaging))
-      if (before?.n !== after?.n || before?.h !== after?.h)
+      if (before?.n !== after?.n || before?.h !== after?.h) {
+        yield* ch.command("SYSTEM START MERGES trades")
         return yield* failed(
           `rebuild of trades: the copy differs (${before?.n} rows in trades, ${after?.n} in ${tradesStaging}); was a writer running? trades is unchanged`
         )
+      }
       yield* step("verified")
       yield* ch.command(`EXCHANGE TABLES trades AND ${tradesStaging}`)
       yield* step("exchanged")
@@ -143,6 +165,7 @@ export const rebuildTrades = (ch: ClickHouseShape, hooks: RebuildHooks = {}): Ef
       yield* ch.command(view)
     }
     yield* step("view")
+    yield* ch.command("SYSTEM START MERGES trades")
     yield* ch.command(`DROP TABLE IF EXISTS ${tradesStaging} SYNC`)
     yield* step("dropped")
   })
