@@ -4,8 +4,9 @@
  * granules: one holds about four small mints' whole month, so a read of one token's day
  * decompresses 8192 rows of every column it needs (five `UInt256` among them). The new table
  * has `index_granularity = 1024` and compressed blocks no larger than a granule needs, so a
- * read decompresses about what it selects (measured: docs/decisions.md, "`trades` rebuilt with
- * 1024-row granules"). Columns, types, engine, partitioning and keys are 0002's, unchanged.
+ * read decompresses about what it selects, and is copied a day per insert, so its parts hold
+ * stretches of time (measured: docs/decisions.md, "`trades` rebuilt with 1024-row granules, by
+ * copy and swap"). Columns, types, engine, partitioning and keys are 0002's, unchanged.
  *
  * A rebuild is a program, not idempotent DDL (ClickHouse cannot change a table's granularity in
  * place, and plain DDL cannot say "only if not done yet"), so it is this migration's `run`.
@@ -27,8 +28,9 @@
  * 5. The finish: the candle view (0003) re-created with 0003's statement if `trades` no longer
  *    feeds it (chDB 26.7 keeps a view on its source's name, so after the swap it reads the new
  *    `trades`; a ClickHouse that bound it to the old table's identity would leave it there), then
- *    merges started again, `trades_0006`, now the old table, dropped. The candles and the dirty-minute marks are
- *    untouched (the copy's insert feeds no view). Reads and the writer name `trades` only.
+ *    merges started again and `trades_0006`, now the old table, dropped. The candles and the
+ *    dirty-minute marks are untouched (the copy's inserts feed no view). Reads and the writer
+ *    name `trades` only.
  * The runner records the migration only after `run` returns, so a crash anywhere re-runs it.
  */
 import { Effect } from "effect"
