@@ -16,7 +16,9 @@
  *    trade applied (visible). Budget: p99 < 5 ms.
  *
  * `--quick` runs fewer rounds and samples and writes nothing; `--latency` runs only the third
- * budget (with its samples split at the trigger decided in the drain) and writes nothing; `--step`
+ * budget (with its samples split at the trigger decided in the drain) and writes nothing (add
+ * `--gc` for which hand-offs over 5 ms overlap a main-thread collection, and the bus fsync wait's
+ * share of them); `--step`
  * runs only the first (its full rounds; add `--quick` for fewer) and writes nothing;
  * otherwise the section goes into docs/benchmarks.md (about 2.5 minutes on this 2-core VM).
  */
@@ -25,6 +27,7 @@ import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
+import { constants as perfConstants, PerformanceObserver } from "node:perf_hooks"
 import * as MarketActors from "../actors/MarketActors.js"
 import { defaultConfig, makeStep, type MarketState } from "../actors/market/MarketActor.js"
 import { type BookOrder, formatPriceE18, type Price } from "../actors/orders/OrderBook.js"
@@ -42,6 +45,9 @@ import { writeBenchmarkSection } from "./benchmarksDoc.js"
 const quick = process.argv.includes("--quick")
 const latencyOnly = process.argv.includes("--latency")
 const stepOnly = process.argv.includes("--step")
+/** With `--latency`: which hand-offs over `SLOW_MS` overlap a collection of this process's main thread, and the bus fsync wait's share of them. */
+const gcAttribution = process.argv.includes("--gc")
+const SLOW_MS = 5
 const STEP_TRADES = quick ? 20_000 : 100_000
 const STEP_ROUNDS = quick ? 2 : 4
 const STEP_CHUNK = 5_000
@@ -209,9 +215,27 @@ const latencyPhase = async () => {
     // When the drain decided the trigger (the books' hook answered with a trigger waiting): splits a sample in two.
     let decidedAt = 0
     let hooks: OrderHooks | undefined
+    // `--gc`: the main thread's collections (`perf_hooks` gc entries, on `performance.now()`'s
+    // timeline; PGlite's worker thread collects on its own and is not seen) and the trigger writer's
+    // waits for the crossing trade's bus fsync (`routedDurable`), each `[start, end]` in ms.
+    const collections: Array<readonly [start: number, end: number, kind: number]> = []
+    const fsyncWaits: Array<readonly [start: number, end: number]> = []
+    const observer = gcAttribution
+      ? new PerformanceObserver((list) => {
+          for (const e of list.getEntries()) collections.push([e.startTime, e.startTime + e.duration, (e as unknown as { readonly detail?: { readonly kind?: number } }).detail?.kind ?? 0])
+        })
+      : undefined
+    observer?.observe({ entryTypes: ["gc"] })
+    const timedDurable = (durable: () => Effect.Effect<void, BusError>) => (): Effect.Effect<void, BusError> =>
+      gcAttribution
+        ? Effect.suspend(() => {
+            const start = performance.now()
+            return Effect.ensuring(durable(), Effect.sync(() => void fsyncWaits.push([start, performance.now()])))
+          })
+        : durable()
     const orders = (s: SqlClient.SqlClient, state: (key: string) => MarketState | undefined, hurry: () => void, durable: () => Effect.Effect<void, BusError>) =>
       Effect.map(
-        orderTriggerHooks({ syncIntervalMs: 10, execution: { execute: (row) => Effect.sync(() => void handedAt.set(row.id, performance.now())) } })(s, state, hurry, durable),
+        orderTriggerHooks({ syncIntervalMs: 10, execution: { execute: (row) => Effect.sync(() => void handedAt.set(row.id, performance.now())) } })(s, state, hurry, timedDurable(durable)),
         (h): OrderHooks => {
           hooks = h
           return {
@@ -243,6 +267,8 @@ const latencyPhase = async () => {
     const toDecided: Array<number> = []
     const decidedToHandOff: Array<number> = []
     const toVisible: Array<number> = []
+    /** Each sample's publish, decision and hand-off (ms on `performance.now()`), for `--gc`. */
+    const windows: Array<readonly [published: number, decided: number, handed: number]> = []
     for (let i = 0; i < LATENCY_SAMPLES + 20; i++) {
       const now = currentPrice(actors.state("solana", m.mint))!
       const id = `ord_bench_${i}`
@@ -284,6 +310,7 @@ const latencyPhase = async () => {
         decidedToHandOff.push(handedAt.get(id)! - decidedAt)
         toVisible.push(visible - t0)
         toHandOff.push(handedAt.get(id)! - t0)
+        windows.push([t0, decidedAt, handedAt.get(id)!])
       }
       await publish([back])
       await waitFor("the sell back applied", () => lastPosition() === back.position)
@@ -293,10 +320,56 @@ const latencyPhase = async () => {
       return { p50: percentile(s, 50), p99: percentile(s, 99), max: s[s.length - 1]! }
     }
     const flushes = actors.stats().checkpoint.flushes
-    return { handOff: stats(toHandOff), decided: stats(toDecided), written: stats(decidedToHandOff), visible: stats(toVisible), samples: toHandOff.length, flushes }
+    observer?.disconnect()
+    return { handOff: stats(toHandOff), decided: stats(toDecided), written: stats(decidedToHandOff), visible: stats(toVisible), samples: toHandOff.length, flushes, attribution: gcAttribution ? attribute(windows, collections, fsyncWaits) : undefined }
   } finally {
     await Effect.runPromise(Scope.close(scope, Exit.void))
     await fs.rm(dir, { recursive: true, force: true })
+  }
+}
+
+/** How long `[from, to]` and the intervals overlap, in ms (the intervals do not overlap each other). */
+const overlapMs = (from: number, to: number, intervals: ReadonlyArray<readonly [number, number, ...Array<number>]>): number =>
+  intervals.reduce((sum, [start, end]) => sum + Math.max(0, Math.min(to, end) - Math.max(from, start)), 0)
+
+/**
+ * `--gc`: of the hand-offs over `SLOW_MS` (and of the others), how many overlap a scavenge (V8's
+ * minor collection) or another collection of the main thread, the collections' pause inside them,
+ * and the share of their time the trigger writer spent waiting for the bus fsync.
+ */
+const attribute = (
+  windows: ReadonlyArray<readonly [number, number, number]>,
+  collections: ReadonlyArray<readonly [number, number, number]>,
+  fsyncWaits: ReadonlyArray<readonly [number, number]>
+) => {
+  const scavenges = collections.filter((c) => c[2] === perfConstants.NODE_PERFORMANCE_GC_MINOR)
+  const others = collections.filter((c) => c[2] !== perfConstants.NODE_PERFORMANCE_GC_MINOR)
+  const of = (ws: ReadonlyArray<readonly [number, number, number]>) => {
+    const total = ws.reduce((sum, [t0, , handed]) => sum + (handed - t0), 0)
+    const fsync = ws.reduce((sum, [t0, , handed]) => sum + overlapMs(t0, handed, fsyncWaits), 0)
+    const paused = ws.reduce((sum, [t0, , handed]) => sum + overlapMs(t0, handed, collections), 0)
+    return {
+      n: ws.length,
+      withScavenge: ws.filter(([t0, , handed]) => overlapMs(t0, handed, scavenges) > 0).length,
+      withOther: ws.filter(([t0, , handed]) => overlapMs(t0, handed, others) > 0).length,
+      pauseMsPer: ws.length === 0 ? 0 : paused / ws.length,
+      pauseShare: total === 0 ? 0 : paused / total,
+      msPer: ws.length === 0 ? 0 : total / ws.length,
+      fsyncShare: total === 0 ? 0 : fsync / total,
+      fsyncMsPer: ws.length === 0 ? 0 : fsync / ws.length
+    }
+  }
+  const sorted = (xs: Array<number>) => xs.sort((a, b) => a - b)
+  const pauses = sorted(scavenges.map(([start, end]) => end - start))
+  const waits = sorted(fsyncWaits.map(([start, end]) => end - start))
+  const bySpan = [...windows].sort((a, b) => b[2] - b[0] - (a[2] - a[0]))
+  return {
+    slow: of(windows.filter(([t0, , handed]) => handed - t0 > SLOW_MS)),
+    tail: of(bySpan.slice(0, Math.max(1, Math.ceil(windows.length / 100)))),
+    fast: of(windows.filter(([t0, , handed]) => handed - t0 <= SLOW_MS)),
+    scavenges: { n: scavenges.length, p50: pauses.length === 0 ? 0 : percentile(pauses, 50), max: pauses.at(-1) ?? 0 },
+    otherCollections: others.length,
+    fsync: { n: waits.length, p50: waits.length === 0 ? 0 : percentile(waits, 50), p99: waits.length === 0 ? 0 : percentile(waits, 99) }
   }
 }
 
@@ -312,6 +385,17 @@ if (latencyOnly) {
   line("published → trigger decided in the drain", latency.decided)
   line("decided → written and handed off", latency.written)
   line("published → applied (visible)", latency.visible)
+  const a = latency.attribution
+  if (a !== undefined) {
+    const group = (what: string, g: NonNullable<typeof a>["slow"]) =>
+      console.log(
+        `${what}: ${g.n}, ${fmt(g.msPer)} ms each on average; with a scavenge inside ${g.withScavenge}, with another collection ${g.withOther}; collection pause inside ${fmt(g.pauseMsPer)} ms per hand-off (${fmt(100 * g.pauseShare, 1)}% of their time); bus fsync wait ${fmt(g.fsyncMsPer)} ms per hand-off (${fmt(100 * g.fsyncShare, 1)}%)`
+      )
+    group(`hand-offs over ${SLOW_MS} ms`, a.slow)
+    group("the others", a.fast)
+    group("the slowest 1% (the p99 tail)", a.tail)
+    console.log(`main thread: ${a.scavenges.n} scavenges (pause p50 ${fmt(a.scavenges.p50)} ms, max ${fmt(a.scavenges.max)} ms), ${a.otherCollections} other collections; bus fsync waits: ${a.fsync.n}, p50 ${fmt(a.fsync.p50)} ms, p99 ${fmt(a.fsync.p99)} ms`)
+  }
   process.exit(0)
 }
 const steps = stepPhase()

@@ -48,8 +48,15 @@
  * bounds and latency, for the summary's `--windows` (the slow requests' samples apart).
  * `BENCH_ENGINE_GC_LOG=<file>` logs the engine main thread's collections (`bench/engineGcLog.mjs`,
  * with `BENCH_ENGINE_TRACE_GC=1` V8's `--trace-gc` in `<file>.out`; `bench/gcSummary.ts` reads it),
- * `BENCH_ENGINE_HEAP_SAMPLE=<file>` samples its heap over the one-in-flight builds, and
- * `BENCH_ENGINE_NODE_OPTIONS` adds the engine's node flags. Settings: `BENCH_QUOTES` (per quote case and mode,
+ * `BENCH_ENGINE_HEAP_SAMPLE=<file>` samples its heap over each window (`<file>.<engine>.<n>.heapprofile`;
+ * `bench/heapSummary.ts` groups it), `BENCH_ENGINE_ALLOC=<file>` counts the bytes its main thread
+ * allocated and its collections over each window (`<file>.<engine>`, the table "Allocation per
+ * window"). Each engine (`embedded`; in a full run with PostgreSQL also `server`) has its own files
+ * and its windows numbered from 1: with `--only build` the engine at rest (5 s), then each build
+ * mode (one, then eight in flight), otherwise each HTTP phase's modes in order. `BENCH_ENGINE_NODE_OPTIONS`
+ * adds the engine's node flags (not `--max-semi-space-size`, which the command line sets after
+ * them: `BENCH_ENGINE_SEMI_SPACE_MB`, default 64 as `npm start`), and `BENCH_ENGINE_ROOT=<dir>`
+ * starts the engine of another checkout (a paired "before", e.g. /work/main; nothing written there). Settings: `BENCH_QUOTES` (per quote case and mode,
  * default 2000; in process ×50), `BENCH_BUILDS` (per mode, default 1000), `BENCH_TRADES` (per trade
  * row, default 30), `BENCH_SLOT_MS` (the localnet slot, default 400), `BENCH_DATABASES` (default
  * `pglite,postgres` where the PostgreSQL server binaries are installed: the build and the
@@ -81,7 +88,7 @@ import { DefaultPlans } from "../src/domain/Plans.js"
 import { TRADE_COMPUTE_UNIT_LIMIT, tradeInstructions } from "../src/services/trade/SolanaTradeChain.js"
 import { requestMemo } from "../src/chain/solana/client/RequestMemo.js"
 import { minOutOf, platformFeeOf, quoteVenue, type VenueState } from "../src/services/trade/VenueQuote.js"
-import { type Engine, startEngine } from "../test/support/engine.js"
+import { ENGINE_SEMI_SPACE_MB, type Engine, startEngine } from "../test/support/engine.js"
 import { solidImage } from "../test/support/testImages.js"
 import { benchDatabases, onPostgresServer, serverNote } from "./databases.js"
 import { writeBenchmarkSection } from "./benchmarksDoc.js"
@@ -96,6 +103,11 @@ if (only !== undefined && only !== "build") throw new Error(`--only ${only}: the
 const cpuProfDir = process.env.BENCH_ENGINE_CPU_PROF
 const gcLogFile = process.env.BENCH_ENGINE_GC_LOG
 const heapSampleFile = process.env.BENCH_ENGINE_HEAP_SAMPLE
+const allocFile = process.env.BENCH_ENGINE_ALLOC
+const set = (v: string | undefined): v is string => v !== undefined && v !== ""
+/** The engine's preload answers SIGUSR2 (a window's bounds) only when it samples or counts: otherwise the signal would kill it. */
+const windowsOn = set(heapSampleFile) || set(allocFile)
+const engineRoot = set(process.env.BENCH_ENGINE_ROOT) ? path.resolve(process.env.BENCH_ENGINE_ROOT) : undefined
 const envInt = (name: string, fallback: number): number => {
   const v = process.env[name]
   const n = v === undefined || v === "" ? fallback : Number(v)
@@ -113,10 +125,11 @@ const engineNodeOptions = [
   cpuProfDir === undefined || cpuProfDir === ""
     ? ""
     : `--cpu-prof --cpu-prof-dir=${path.resolve(cpuProfDir)} --cpu-prof-interval=${envInt("BENCH_ENGINE_CPU_PROF_INTERVAL_US", 1000)}`,
-  (gcLogFile ?? "") === "" && (heapSampleFile ?? "") === "" ? "" : `--import=${fileURLToPath(new URL("./engineGcLog.mjs", import.meta.url))}`
+  !set(gcLogFile) && !windowsOn ? "" : `--import=${fileURLToPath(new URL("./engineGcLog.mjs", import.meta.url))}`
 ]
   .filter((o) => o !== "")
   .join(" ")
+const SEMI_SPACE_MB = envInt("BENCH_ENGINE_SEMI_SPACE_MB", ENGINE_SEMI_SPACE_MB)
 const QUOTES = quick ? 200 : envInt("BENCH_QUOTES", 2000)
 const IN_PROCESS_QUOTES = QUOTES * 50
 const BUILDS = quick ? 100 : envInt("BENCH_BUILDS", 1000)
@@ -228,9 +241,72 @@ const timed = async (f: () => Promise<void>): Promise<number> => {
   return now() - t0
 }
 
+// ---- the engine's windows (bench/engineGcLog.mjs) -----------------------------------------------------
+
+/** An engine's own window files (its preload numbers its windows from 1, so two engines never share one). */
+const engineFile = (file: string, name: string) => path.resolve(`${file}.${name}`)
+
+/** Opens a window in the engine (SIGUSR2); `close` ends it and waits until its profile and count are written. */
+const openWindow = async (s: Session, label: string) => {
+  s.windows.push({ label, requests: 0 })
+  const n = s.windows.length
+  process.kill(s.pid, "SIGUSR2")
+  await sleep(50) // the signal handled before the window's work
+  return {
+    close: async (requests: number) => {
+      s.windows[n - 1]!.requests = requests
+      process.kill(s.pid, "SIGUSR2")
+      await sleep(2_000) // the profile and the count written before the next window
+    }
+  }
+}
+
+interface AllocWindow {
+  readonly window: number
+  readonly ms: number
+  readonly allocatedBytes: number
+  readonly youngBytes: number
+  readonly scavenges: number
+  readonly scavengeMs: number
+  readonly majors: number
+  readonly majorMs: number
+}
+
+/**
+ * `BENCH_ENGINE_ALLOC`'s windows as a table: the engine main thread's bytes allocated per request,
+ * and net of the rest window's rate over the same time (the engine's background: ingesters, slots).
+ */
+const allocTable = (s: Session): string[] => {
+  if (!set(allocFile)) return []
+  const windowLog = s.windows
+  const counted = readFileSync(engineFile(allocFile, s.name), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as AllocWindow)
+  const rest = counted.find((w) => windowLog[w.window - 1]?.label === "at rest")
+  const restPerMs = rest === undefined ? 0 : rest.allocatedBytes / rest.ms
+  const kb = (b: number) => (b / 1024).toFixed(1)
+  return [
+    `Allocation per window (the ${s.name} engine's main thread, \`BENCH_ENGINE_ALLOC\`, \`<file>.${s.name}\`): bytes from V8's heap statistics around every collection; net = less the rest window's rate over the same time.`,
+    "",
+    "| window | ms | requests | MB allocated | young MB | KB/request | net KB/request | scavenges | scavenge ms | majors | major ms |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...counted.map((w) => {
+      const what = windowLog[w.window - 1]
+      const n = what?.requests ?? 0
+      return `| ${w.window}: ${what?.label ?? "?"} | ${w.ms.toFixed(0)} | ${n} | ${(w.allocatedBytes / 1048576).toFixed(1)} | ${(w.youngBytes / 1048576).toFixed(1)} | ${n === 0 ? "" : kb(w.allocatedBytes / n)} | ${n === 0 ? "" : kb((w.allocatedBytes - restPerMs * w.ms) / n)} | ${w.scavenges} | ${w.scavengeMs.toFixed(1)} | ${w.majors} | ${w.majorMs.toFixed(1)} |`
+    }),
+    ""
+  ]
+}
+
 // ---- the engine and the token ----------------------------------------------------------------------
 
 interface Session {
+  /** Which engine of the run (`embedded`, `server`): its window files' suffix. */
+  readonly name: string
+  /** Its windows opened so far, in order (its preload numbers them from 1): what each was, and its requests. */
+  readonly windows: Array<{ label: string; requests: number }>
   readonly engine: Engine
   readonly pid: number
   readonly key: string
@@ -242,7 +318,8 @@ interface Session {
   readonly agent: ReturnType<typeof benchEngine>
 }
 
-const open = async (databaseEnv: Record<string, string> = {}): Promise<Session> => {
+const open = async (name: string, databaseEnv: Record<string, string> = {}): Promise<Session> => {
+  if (set(allocFile)) writeFileSync(engineFile(allocFile, name), "") // this run's windows only
   const engine = await startEngine({
     env: {
       ...databaseEnv,
@@ -252,9 +329,12 @@ const open = async (databaseEnv: Record<string, string> = {}): Promise<Session> 
       TRUSTED_PROXIES: "127.0.0.1,::1",
       ...(engineNodeOptions === "" ? {} : { NODE_OPTIONS: engineNodeOptions }),
       ...(gcLogFile === undefined || gcLogFile === "" ? {} : { BENCH_ENGINE_GC_LOG: path.resolve(gcLogFile) }),
-      ...(heapSampleFile === undefined || heapSampleFile === "" ? {} : { BENCH_ENGINE_HEAP_SAMPLE: path.resolve(heapSampleFile) })
+      ...(set(heapSampleFile) ? { BENCH_ENGINE_HEAP_SAMPLE: engineFile(heapSampleFile, name) } : {}),
+      ...(set(allocFile) ? { BENCH_ENGINE_ALLOC: engineFile(allocFile, name) } : {})
     },
     args: ["--quiet"],
+    semiSpaceMb: SEMI_SPACE_MB,
+    ...(engineRoot !== undefined ? { root: engineRoot } : {}),
     readyTimeoutMs: 480_000
   })
   const key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
@@ -278,7 +358,7 @@ const open = async (databaseEnv: Record<string, string> = {}): Promise<Session> 
       if (now() > deadline) throw new Error(`the market ${mint} never showed: ${m.response.status} ${JSON.stringify(m.error ?? null).slice(0, 200)}`)
       await sleep(50)
     }
-    return { engine, pid: engine.child.pid!, key, rpcUrl, mint, http, anon, agent }
+    return { name, windows: [], engine, pid: engine.child.pid!, key, rpcUrl, mint, http, anon, agent }
   } catch (e) {
     http.close()
     await engine.stop("SIGTERM")
@@ -320,18 +400,14 @@ const httpPhase = async (s: Session, cases: ReadonlyArray<HttpCase>, perCase: nu
     const tallies = cases.map(() => emptyTally())
     for (const c of cases) await measure(emptyTally(), s.pid, WARMUP, inFlight, () => c.op())
     if (tailWindows !== undefined && inFlight === 1) tailWindows.length = 0 // the warm-up's windows are not the phase's
-    // BENCH_ENGINE_HEAP_SAMPLE: the engine's heap sampling (bench/engineGcLog.mjs) over the one-in-flight rounds.
-    const sampleHeap = heapSampleFile !== undefined && heapSampleFile !== "" && inFlight === 1
-    if (sampleHeap) process.kill(s.pid, "SIGUSR2")
+    // A window of the engine's heap sampling and allocation count (bench/engineGcLog.mjs) over this mode's rounds.
+    const window = windowsOn ? await openWindow(s, `${cases.length === 1 ? "builds" : "quotes"}, ${inFlight} in flight`) : undefined
     for (let r = 0; r < ROUNDS; r++) {
       const order = cases.map((_, k) => k)
       if (r % 2 === 1) order.reverse()
       for (const k of order) await measure(tallies[k]!, s.pid, Math.ceil(perCase / ROUNDS), inFlight, () => cases[k]!.op())
     }
-    if (sampleHeap) {
-      process.kill(s.pid, "SIGUSR2")
-      await sleep(2_000) // the profile written before the next mode
-    }
+    if (window !== undefined) await window.close(tallies.reduce((a, t) => a + t.count, 0))
     cases.forEach((c, k) => rows.push({ label: c.label, inFlight, tally: tallies[k]! }))
   }
   return rows
@@ -621,12 +697,14 @@ const main = async () => {
   const startedAt = now()
   const loadStart = loads()
   process.stderr.write(`bench: engine with LOCALNET_SLOT_MS=${SLOT_MS} (load ${loads()})\n`)
-  const s = await open()
+  const s = await open("embedded")
   if (only === "build") {
     try {
       process.stderr.write(`bench: builds only (load ${loads()})\n`)
       // The engine's own background (slots, ingest, actors) with no request in flight, charged to every row's CPU.
+      const restWindow = windowsOn ? await openWindow(s, "at rest") : undefined
       const restPct = 100 * (await cpuAtRest(s.pid, ticks, 5_000))
+      await restWindow?.close(0)
       const from = process.hrtime.bigint() / 1000n
       if (tailWindowsFile !== undefined && tailWindowsFile !== "") tailWindows = []
       const builds = await httpPhase(s, buildCases(s), BUILDS)
@@ -634,10 +712,11 @@ const main = async () => {
       if (tailWindows !== undefined) writeFileSync(tailWindowsFile!, JSON.stringify(tailWindows))
       process.stdout.write(
         [
-          `Build (dry run) only, ${BUILDS} requests per mode; load average ${loadStart} at the start, ${loads()} at the end; the engine at rest before the phase (5 s, no request): ${restPct.toFixed(0)}% of a core; the build phase on the monotonic clock: ${from}..${to} µs.`,
+          `Build (dry run) only, ${BUILDS} requests per mode; the engine ${engineRoot === undefined ? "of this checkout" : `of ${engineRoot}`} with --max-semi-space-size=${SEMI_SPACE_MB}; load average ${loadStart} at the start, ${loads()} at the end; the engine at rest before the phase (5 s, no request): ${restPct.toFixed(0)}% of a core; the build phase on the monotonic clock: ${from}..${to} µs.`,
           "",
           ...httpTable(builds),
-          ""
+          "",
+          ...allocTable(s)
         ].join("\n")
       )
     } finally {
@@ -660,20 +739,25 @@ const main = async () => {
   } finally {
     await close(s)
   }
+  /** `BENCH_ENGINE_ALLOC`'s tables, one per engine (each its own file and window numbers). */
+  const allocTables = allocTable(s)
   // The same build and one-shot on the PostgreSQL server (issue 34 item 3): what the embedded default costs.
   let onServer: { readonly builds: Row[]; readonly trades: TradeReport; readonly version: string } | undefined
   if (DATABASES.includes("postgres")) {
     process.stderr.write(`bench: the PostgreSQL server (load ${loads()})\n`)
     onServer = await onPostgresServer(async (env, version) => {
-      const ps = await open(env)
+      const ps = await open("server", env)
+      let done: { readonly builds: Row[]; readonly trades: TradeReport; readonly version: string }
       try {
         process.stderr.write(`bench: builds on the server (load ${loads()})\n`)
         const serverBuilds = await httpPhase(ps, buildCases(ps), BUILDS)
         process.stderr.write(`bench: trades on the server (load ${loads()})\n`)
-        return { builds: serverBuilds, trades: await tradePhase(ps, true), version }
+        done = { builds: serverBuilds, trades: await tradePhase(ps, true), version }
       } finally {
         await close(ps)
       }
+      allocTables.push(...allocTable(ps))
+      return done
     })
   }
   const cpu = os.cpus()
@@ -703,12 +787,13 @@ const main = async () => {
     "",
     "### Build (dry run)",
     "",
-    `${BUILDS} requests per mode, a distinct \`clientTradeId\` each, a buy of 0.01 SOL: key auth (\`swap:write\`), the body decoded, the embedded wallet's address (cached per account after its first read), the venue and the wallet's holdings read from the localnet RPC in one call (the curve, its pool, the wallet, its token account; over loopback HTTP to the localnet's RPC, which runs in the engine's process), then the wallet's funds and the spend gate's decision on the key row the request authenticated with (no SQL for this key, which has no txLimit; a key with one reads its window) checked together, the priced trade with its fee and minimum out; nothing recorded or signed.`,
+    `${BUILDS} requests per mode, a distinct \`clientTradeId\` each, a buy of 0.01 SOL: key auth (\`swap:write\`), the body decoded, the embedded wallet's address (cached per account after its first read), the venue and the wallet's holdings read from the localnet RPC in one call (the curve, its pool, the wallet, its token account; over loopback HTTP to the localnet's RPC, which runs in the engine's process), then the wallet's funds (from the holdings just read) and after them the spend gate's decision on the key row the request authenticated with (no SQL for this key, which has no txLimit; a key with one reads its window), in turn, funds first, the priced trade with its fee and minimum out; nothing recorded or signed.`,
     "",
     ...httpTable(builds),
     "",
     `Target: build p99 < 5 ms at one in flight. Measured: ${buildVerdict}.`,
     "",
+    ...allocTables,
     "### One-shot buy against a raw send",
     "",
     `Each trade: a buy of 0.01 SOL (plus its index in lamports, so no two transactions are the same bytes) on the SOL pair, ${SLIPPAGE_BPS} bps slippage; ${TRADES} trades per row in ${quick ? 1 : 2} round(s) (order reversed in the second) after one warm-up each. One-at-a-time rows pause a random 0–1 slot before each trade (not timed, not counted in trades/s). The baseline is the same transaction (\`tradeInstructions\`: the idempotent token-account create, svc-curve's buy with the quote's minimum out, the 0.25 % platform fee's transfer) priced on the curve read from the chain (curve and blockhash read together), signed by a funded dev key, sent straight to the localnet RPC, confirmed by polling \`getSignatureStatuses\` and read back with \`getTransaction\`. Measured slot over the phase: ${trades.measuredSlotMs.toFixed(0)} ms.`,

@@ -18,6 +18,7 @@
  * - Scoped: the chDB session or the server client closes with the layer's scope.
  */
 import { Context, Effect, Layer, type Redacted, type Scope } from "effect"
+import { foreignMigration } from "../src/platform/MigrationRecord.js"
 import { ClickHouseError } from "./ClickHouseError.js"
 import { makeChdbExecutor } from "./internal/chdbExecutor.js"
 import type { Executor, Params } from "./internal/executor.js"
@@ -215,8 +216,10 @@ const encodeJsonEachRow = (
 
 /**
  * Applies, in id order, every migration whose id is not recorded in `schema_migrations`, and
- * records each after its statements and its `run` program (if any) succeeded. Returns what it applied (empty on a migrated
- * database). Migration 1 creates `schema_migrations` itself.
+ * records each after its statements and its `run` program (if any) succeeded. Returns what it
+ * applied (empty on a migrated database). Migration 1 creates `schema_migrations` itself. A record
+ * that is not this build's (an id with another name, or an id this build lacks) fails the run
+ * before anything is applied.
  */
 export const applyMigrations = (
   ch: ClickHouseShape,
@@ -233,10 +236,15 @@ export const applyMigrations = (
     ).pipe(Effect.mapError(migrationFailed("reading schema_migrations")))
     const applied = new Set<number>()
     if (Number(tables[0]?.n ?? "0") > 0) {
-      const rows = yield* ch.query<{ migration_id: number | string }>(
-        "SELECT DISTINCT migration_id FROM schema_migrations"
+      const rows = yield* ch.query<{ migration_id: number | string; name: string }>(
+        "SELECT DISTINCT migration_id, name FROM schema_migrations"
       ).pipe(Effect.mapError(migrationFailed("reading schema_migrations")))
-      for (const row of rows) applied.add(Number(row.migration_id))
+      const recorded = rows.map((row) => ({ id: Number(row.migration_id), name: row.name }))
+      const foreign = foreignMigration(recorded, ordered)
+      if (foreign !== undefined) {
+        return yield* new ClickHouseError({ reason: "MigrationFailed", message: `ClickHouse ${foreign}` })
+      }
+      for (const row of recorded) applied.add(row.id)
     }
     const pending = ordered.filter((m) => !applied.has(m.id))
     for (const migration of pending) {

@@ -27,6 +27,7 @@ import * as MarketActors from "../actors/MarketActors.js"
 import * as MarketReplica from "../actors/replica/MarketReplica.js"
 import { ClusterPublisher } from "../actors/replica/TopicPublisher.js"
 import { HoodEndpoints } from "./chain/hood/HoodEndpoints.js"
+import { redactUrlCredentials } from "./chain/internal/JsonRpcHttp.js"
 import { SolanaEndpoints } from "./chain/solana/SolanaEndpoints.js"
 import { AppConfig, type AppConfigShape } from "./config/AppConfig.js"
 import { unsupportedNode } from "./config/Runtime.js"
@@ -144,10 +145,11 @@ const engine = Effect.gen(function* () {
       data: data.server.url,
       dataDir: config.dataDir,
       openapi: `${server.url}/api/v1/openapi.json`,
-      solanaRpc: endpoints.rpcUrl,
-      yellowstone: endpoints.grpcUrl,
-      ...(endpoints.blockEngineUrl !== undefined ? { blockEngine: endpoints.blockEngineUrl } : {}),
-      hoodRpc: hood.rpcUrl,
+      // A node URL's user:password is never logged.
+      solanaRpc: redactUrlCredentials(endpoints.rpcUrl),
+      yellowstone: redactUrlCredentials(endpoints.grpcUrl),
+      ...(endpoints.blockEngineUrl !== undefined ? { blockEngine: redactUrlCredentials(endpoints.blockEngineUrl) } : {}),
+      hoodRpc: redactUrlCredentials(hood.rpcUrl),
       ...(endpoints.embedded ? { localnet: "embedded", simulation: argv.includes("--quiet") ? "off" : "on" } : {}),
       ...(local !== undefined
         ? {
@@ -219,7 +221,7 @@ const IngestLayer = PipelineLayer.ingestersLayer.pipe(
 const ingestProgram = Effect.gen(function* () {
   const solana = yield* SolanaEndpoints
   const hood = yield* HoodEndpoints
-  yield* Effect.logInfo("curvestream ingest role running").pipe(Effect.annotateLogs({ role: "ingest", yellowstone: solana.grpcUrl, hoodRpc: hood.rpcUrl }))
+  yield* Effect.logInfo("curvestream ingest role running").pipe(Effect.annotateLogs({ role: "ingest", yellowstone: redactUrlCredentials(solana.grpcUrl), hoodRpc: redactUrlCredentials(hood.rpcUrl) }))
   return yield* Effect.never
 }).pipe(Effect.scoped)
 

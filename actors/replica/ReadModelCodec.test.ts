@@ -1,5 +1,8 @@
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { encodeMarketState } from "../market/MarketCodec.js"
 import { foldStates, workload } from "../../test/support/marketWorkload.js"
+import { encodeDrainBefore } from "../../test/support/readModelCodecBefore.js"
 import { decodeFeedRecord, decodeSnapshot, encodeDrain, FEED_RECORD_MAX_BYTES, type MarketChange } from "./ReadModelCodec.js"
 
 const changes: ReadonlyArray<MarketChange> = [...foldStates(workload(8, 6))].map(([key, state], i) => [key, i === 3 ? undefined : state] as const)
@@ -42,5 +45,43 @@ describe("ReadModelCodec.encodeDrain", () => {
     const together = encodeDrain(two).feeds[0]!.byteLength
     expect(encodeDrain(two, together).feeds).toHaveLength(1)
     expect(encodeDrain(two, together - 1).feeds).toHaveLength(2)
+  })
+})
+
+/** fast-check seed: fixed by `FC_SEED`, else random; printed so a failure can be replayed. */
+const seed = Number(process.env.FC_SEED ?? Math.floor(Math.random() * 2 ** 31))
+
+describe("ReadModelCodec.encodeDrain against the encoder before it", () => {
+  const states = [...foldStates(workload(8, 6)).values()]
+  /** Each state's encoding, for the bound's arithmetic (the encoders encode it themselves). */
+  const texts = states.map(encodeMarketState)
+  /** A change: a key (a market's, any text with multi-byte characters, or any UTF-16 units with lone surrogates) and a state or a tombstone. */
+  const change = fc.tuple(
+    fc.oneof(fc.constantFrom(...changes.map(([key]) => key)), fc.string({ unit: "grapheme", maxLength: 40 }),
+      // fast-check's "binary" unit leaves half surrogate pairs out: lone surrogates are drawn on their own.
+      fc.string({ unit: fc.oneof(fc.string({ unit: "binary", minLength: 1, maxLength: 1 }), fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c))), maxLength: 40 })),
+    fc.option(fc.integer({ min: 0, max: states.length - 1 }), { nil: undefined })
+  )
+
+  it(`gives the same records, byte for byte, for random change lists with bounds at, just under and just over a cut (seed ${seed})`, () => {
+    console.log(`ReadModelCodec.encodeDrain property seed ${seed} (replay: FC_SEED=${seed})`)
+    fc.assert(
+      fc.property(fc.array(change, { maxLength: 12 }), fc.nat(), fc.integer({ min: -2, max: 2 }), (picked, at, delta) => {
+        const list: ReadonlyArray<MarketChange> = picked.map(([key, i]) => [key, i === undefined ? undefined : states[i]] as const)
+        // The bound: the record of the list's first k changes (as the encoder before counted it) plus delta, so cuts land at, under and over it.
+        const partBytes = picked.map(([key, i]) => Buffer.byteLength(JSON.stringify([key, i === undefined ? null : texts[i]!])))
+        const k = list.length === 0 ? 0 : 1 + (at % list.length)
+        const bound = 2 + partBytes.slice(0, k).reduce((sum, b) => sum + b, 0) + Math.max(0, k - 1) + delta
+        for (const max of [bound, undefined]) {
+          const now = max === undefined ? encodeDrain(list) : encodeDrain(list, max)
+          const before = max === undefined ? encodeDrainBefore(list) : encodeDrainBefore(list, max)
+          expect(now.feeds.map((f) => Buffer.from(f).toString("hex"))).toEqual(before.feeds.map((f) => Buffer.from(f).toString("hex")))
+          const hex = (s: typeof now.snapshots) => s.map(({ key, value }) => [key, Buffer.from(value).toString("hex")])
+          expect(hex(now.snapshots)).toEqual(hex(before.snapshots))
+          for (const f of now.feeds) expect(f).toBeInstanceOf(Uint8Array)
+        }
+      }),
+      { seed, numRuns: 80 }
+    )
   })
 })

@@ -35,10 +35,30 @@ export const decodeSnapshot = (bytes: Uint8Array): MarketState | undefined =>
  */
 export const FEED_RECORD_MAX_BYTES = 256 * 1024
 
+const OPEN = 0x5b // [
+const COMMA = 0x2c // ,
+const CLOSE = 0x5d // ]
+
+/** The record of `parts` (`bytes` long): `[`, the parts with a comma between each two, `]`. */
+const feedRecord = (parts: ReadonlyArray<Uint8Array>, bytes: number): Uint8Array => {
+  const record = new Uint8Array(bytes)
+  record[0] = OPEN
+  let at = 1
+  for (let i = 0; i < parts.length; i++) {
+    if (i > 0) record[at++] = COMMA
+    record.set(parts[i]!, at)
+    at += parts[i]!.byteLength
+  }
+  record[at] = CLOSE
+  return record
+}
+
 /**
  * One drain's records: its `market.feed` values (one, or several in order past `maxFeedBytes`) and
  * each market's `market.snapshots` value, every state encoded once for both (the drain is on the
- * actors' hot path).
+ * actors' hot path). Each change's feed part (`JSON.stringify([key, state])`) is UTF-8 encoded
+ * once: its byte length is what the bound counts, and its bytes are copied into the record, which
+ * is `[`, the parts joined by `,`, and `]` (the bytes `JSON.stringify` of the pairs would give).
  */
 export const encodeDrain = (
   changes: ReadonlyArray<MarketChange>,
@@ -46,24 +66,22 @@ export const encodeDrain = (
 ): { readonly feeds: ReadonlyArray<Uint8Array>; readonly snapshots: ReadonlyArray<{ readonly key: string; readonly value: Uint8Array }> } => {
   const feeds: Array<Uint8Array> = []
   const snapshots: Array<{ readonly key: string; readonly value: Uint8Array }> = new Array(changes.length)
-  let parts: Array<string> = []
-  let bytes = 2 // the record's `[` and `]`
+  const parts: Array<Uint8Array> = []
+  let bytes = 2 // the open record's `[` and `]`, its parts and the commas between them
   for (let i = 0; i < changes.length; i++) {
     const [key, state] = changes[i]!
     const text = state === undefined ? null : encodeMarketState(state)
-    const value = text === null ? new Uint8Array(0) : encoder.encode(text)
-    snapshots[i] = { key, value }
-    const part = JSON.stringify([key, text])
-    const partBytes = Buffer.byteLength(part)
-    if (parts.length > 0 && bytes + 1 + partBytes > maxFeedBytes) {
-      feeds.push(encoder.encode(`[${parts.join(",")}]`))
-      parts = []
+    snapshots[i] = { key, value: text === null ? new Uint8Array(0) : encoder.encode(text) }
+    const part = encoder.encode(JSON.stringify([key, text]))
+    if (parts.length > 0 && bytes + 1 + part.byteLength > maxFeedBytes) {
+      feeds.push(feedRecord(parts, bytes))
+      parts.length = 0
       bytes = 2
     }
-    bytes += (parts.length > 0 ? 1 : 0) + partBytes
+    bytes += (parts.length > 0 ? 1 : 0) + part.byteLength
     parts.push(part)
   }
-  if (parts.length > 0) feeds.push(encoder.encode(`[${parts.join(",")}]`))
+  if (parts.length > 0) feeds.push(feedRecord(parts, bytes))
   return { feeds, snapshots }
 }
 

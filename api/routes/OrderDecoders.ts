@@ -13,7 +13,7 @@ import { Schema } from "effect"
 import { validationFailed } from "../../src/domain/ApiError.js"
 import { parsePriceE18 } from "../../actors/orders/OrderBook.js"
 import type { OrderRequest } from "../../src/services/orders/OrderService.js"
-import { parseAddress } from "../QueryParams.js"
+import { parseExactAddress } from "../QueryParams.js"
 import { isObject } from "./KeyDecoders.js"
 import type { Decoded } from "./ServiceCall.js"
 
@@ -38,7 +38,8 @@ export const decodeOrderBody = (body: unknown): Decoded<OrderRequest> => {
   }
   if (chain !== "solana" && chain !== "hood") return validationFailed("chain", "chain must be solana or hood")
   // The chain's address form, normalized as the market reads are (a Hood address in any case finds its market).
-  const token = parseAddress(chain, typeof mint === "string" ? mint : undefined, "mint")
+  // Solana: 32 bytes too, as the trade rail that executes the order requires.
+  const token = parseExactAddress(chain, typeof mint === "string" ? mint : undefined, "mint", "mint must be a base58 address of 32 bytes")
   if (typeof token !== "string") return token
   if (side !== "buy" && side !== "sell") return validationFailed("side", "side must be buy or sell")
   if (type !== "limit" && type !== "stop" && type !== "trailing_stop") return validationFailed("type", "type must be limit, stop or trailing_stop")

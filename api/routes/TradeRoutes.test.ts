@@ -28,6 +28,8 @@ describe("decodeTradeBody", () => {
     expect(fieldOf({ ...base, clientTradeId: "x".repeat(129) })).toBe("clientTradeId")
     expect(fieldOf({ ...base, chain: "eth" })).toBe("chain")
     expect(fieldOf({ ...base, mint: "0xabc" })).toBe("mint")
+    // Base58 in the pattern's length but not 32 bytes (44 'z' decode to 33): refused here, not a 500 from the chain read.
+    expect(fieldOf({ ...base, mint: "z".repeat(44) })).toBe("mint")
     expect(fieldOf({ ...base, side: "short" })).toBe("side")
     expect(fieldOf({ ...base, amountIn: "0" })).toBe("amountIn")
     expect(fieldOf({ ...base, amountIn: (2n ** 64n).toString() })).toBe("amountIn")

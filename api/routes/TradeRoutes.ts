@@ -31,7 +31,7 @@ import { tradeAnswer } from "../TradeCodes.js"
 import { keyCheckRefusals, tableRefusals } from "../RouteRefusals.js"
 import { json } from "../Http.js"
 import { answer, refusal } from "../OpenApi.js"
-import { ADDRESS_FORMAT, chainParam, enumParam, intParam, stringParam, timeParam } from "../QueryParams.js"
+import { chainParam, enumParam, parseExactAddress, intParam, stringParam, timeParam } from "../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
 import { type Decoded, isObject } from "./KeyDecoders.js"
 import { MAX_AMOUNT } from "./MarketRoutes.js"
@@ -111,7 +111,8 @@ export const decodeTradeBody = (body: unknown): Decoded<TradeBody> => {
   }
   const chain = body.chain
   if (chain !== "solana" && chain !== "hood") return validationFailed("chain", "chain must be solana or hood")
-  if (typeof body.mint !== "string" || !ADDRESS_FORMAT[chain].test(body.mint)) return validationFailed("mint", `mint must be a ${chain} token address`)
+  const mintMessage = `mint must be a ${chain} token address`
+  if (typeof body.mint !== "string" || typeof parseExactAddress(chain, body.mint, "mint", mintMessage) !== "string") return validationFailed("mint", mintMessage)
   const side = body.side
   if (side !== "buy" && side !== "sell") return validationFailed("side", "side must be buy or sell")
   if (typeof body.amountIn !== "string" || !AMOUNT_PATTERN.test(body.amountIn) || BigInt(body.amountIn) > MAX_AMOUNT[chain]) {

@@ -15,6 +15,9 @@ import { Duration, Effect, Schedule } from "effect"
 import { ethUsdFeedAbi } from "../../src/chain/hood/abi.generated.js"
 import type { OracleFeed, OracleObservation } from "../../src/domain/OracleObservation.js"
 
+/** How often the feed reads `latestRoundData` unless told (`pollIntervalMs`). */
+export const ETH_USD_FEED_POLL_MS = 1_000
+
 export interface EthUsdFeedOptions {
   readonly client: PublicClient
   readonly address: Address
@@ -54,6 +57,6 @@ export const ethUsdFeed = (o: EthUsdFeedOptions): { readonly feed: OracleFeed; r
     if (held !== undefined && roundId < held.roundId) return
     held = { roundId, observation: roundObservation({ roundId, answer, updatedAt, answeredInRound }, decimals) }
   }).pipe(Effect.catchAll((e) => Effect.logDebug(`ETH/USD feed ${o.address}: read failed`, String(e))))
-  const run = read.pipe(Effect.repeat(Schedule.spaced(Duration.millis(o.pollIntervalMs ?? 1_000))), Effect.flatMap(() => Effect.never))
+  const run = read.pipe(Effect.repeat(Schedule.spaced(Duration.millis(o.pollIntervalMs ?? ETH_USD_FEED_POLL_MS))), Effect.flatMap(() => Effect.never))
   return { feed: { name: `aggregator:${o.address}`, latest: () => held?.observation }, run }
 }

@@ -9,7 +9,9 @@
  *   block, or the stored cursor), filtered by our events' topic0s.
  * - Follow: newer blocks up to `head − confirmations` are read block by block (headers in
  *   parallel, logs by range, every log checked against its header's hash), appended to the block
- *   window (bounded: `reorgWindowBlocks`), and published. Polls every `pollIntervalMs`.
+ *   window (bounded: `reorgWindowBlocks`), and published. Polls every `pollIntervalMs`: a poll
+ *   reads the newest block first, and when it is the one the last idle poll found (same number
+ *   and hash) it is done, since nothing below an unchanged block changed.
  *
  * Reorgs: a new block whose parent hash is not the window's tip, or a tip whose hash changed at
  * its height (or vanished), starts the walk back to the common ancestor. What the window holds,
@@ -548,10 +550,12 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
       })
 
     /** Is the window's tip still canonical? If not, the reorg is walked back and resolved. */
-    const checkTip = (tip: WindowBlock, head: bigint, target: bigint) =>
+    const checkTip = (tip: WindowBlock, head: bigint, target: bigint, newest?: { readonly number: bigint; readonly hash: string }) =>
       Effect.gen(function* () {
-        const canonical = tip.number <= head ? yield* header(tip.number) : null
-        return yield* drive({ _tag: "Canonical", number: tip.number, hash: canonical?.hash ?? null }, head, target, [])
+        // The tip at the head is checked against the newest block already read (no second read,
+        // which could find another block at that height than the one the step keeps as idle head).
+        const hash = newest !== undefined && newest.number === tip.number ? newest.hash : tip.number <= head ? ((yield* header(tip.number))?.hash ?? null) : null
+        return yield* drive({ _tag: "Canonical", number: tip.number, hash }, head, target, [])
       })
 
     /** Backfill one range of final blocks (no window: they are beyond any reorg we undo). */
@@ -581,19 +585,45 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
         yield* drive({ _tag: "Backfilled", to, events, encoded: events.map(encodeChainEvent) }, head, target, pools)
       })
 
+    /** The chain's newest block (its number and hash). */
+    const latest = rpc("eth_getBlockByNumber latest", () => pc.request({ method: "eth_getBlockByNumber", params: ["latest", false] })).pipe(
+      Effect.flatMap((b) =>
+        b === null || b.hash === null || b.number === null
+          ? Effect.fail(new HoodIngestError({ reason: "Inconsistent", message: "the latest block has no number or hash" }))
+          : Effect.succeed({ number: hexToBigInt(b.number), hash: b.hash })
+      )
+    )
+
+    /**
+     * The head a step found nothing to do at (its tip checked canonical, no block due). While the
+     * chain's newest block is still that one, by number and hash, nothing below it changed either
+     * (a block's hash commits to its ancestors), so a poll that finds it is done after one read.
+     * Only a head the step verified itself is kept: the window's tip when it is the newest block
+     * (0 confirmations, compared with that very read), or any head when there is no window to
+     * undo. Below a confirmation depth the head is not what the tip check read, so every poll
+     * checks the tip again (docs/decisions.md "The engine at rest").
+     */
+    let idleHead: { readonly number: bigint; readonly hash: string } | undefined
+
     /** One step; true when there may be more to do at once (no sleep). */
     const stepOnce = Effect.gen(function* () {
-      const head = yield* rpc("eth_blockNumber", () => pc.getBlockNumber({ cacheTime: 0 }))
+      const newest = yield* latest
+      const head = newest.number
       f.set({ headBlock: head })
+      if (idleHead !== undefined && idleHead.number === head && idleHead.hash === newest.hash) return false
+      idleHead = undefined
       const target = head - BigInt(options.confirmations)
       const { cursor, window } = f.reorg
       const next = cursor === null ? options.fromBlock : cursor + 1n
       const tip = window[window.length - 1]
       // A tip that vanished or changed at its height is a reorg even when no new block is due.
       if (tip !== undefined && (tip.number > head || next > target)) {
-        if (!(yield* checkTip(tip, head, target))) return true
+        if (!(yield* checkTip(tip, head, target, newest))) return true
       }
-      if (next > target) return false
+      if (next > target) {
+        if (tip === undefined || tip.number === head) idleHead = newest
+        return false
+      }
       const finalBoundary = target - BigInt(options.reorgWindowBlocks)
       if (window.length === 0 && next <= finalBoundary) {
         const to = next + BigInt(options.backfillBlocks) - 1n

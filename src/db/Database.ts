@@ -25,8 +25,9 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Context, Duration, Effect, Layer } from "effect"
-import { Pool, type PoolConfig } from "pg"
+import { Context, Effect, Layer, type Scope } from "effect"
+import { Client, Pool, type PoolConfig } from "pg"
+import { foreignMigration } from "../platform/MigrationRecord.js"
 import { startEmbeddedPostgres } from "./internal/embeddedPostgres.js"
 import { migrations } from "./migrations/index.js"
 
@@ -40,7 +41,16 @@ export interface DatabaseOptions {
   readonly dataDir: string | undefined
   /** Pool size against a server (default `serverConnectionsMax`). Embedded is always 1. */
   readonly maxConnections?: number | undefined
+  /**
+   * The bound on each connection's dial: TCP, TLS and the server's startup up to ready for
+   * queries (default `connectTimeoutMsDefault`). A wait for a free connection of the pool is not
+   * bounded by it (a busy pool is not a dead server).
+   */
+  readonly connectTimeoutMs?: number | undefined
 }
+
+/** Default bound on a connection's dial (`DatabaseOptions.connectTimeoutMs`). */
+export const connectTimeoutMsDefault = 10_000
 
 /** Default pool size against a real server. */
 export const serverConnectionsMax = 10
@@ -91,7 +101,10 @@ export const layerTest: Layer.Layer<DatabaseServices, SqlError> = Layer.unwrapEf
 
 const clientLayer = (options: DatabaseOptions): Layer.Layer<DatabaseServices, SqlError> =>
   options.url !== undefined
-    ? poolLayer({ connectionString: options.url, max: options.maxConnections ?? serverConnectionsMax, application_name: applicationName })
+    ? poolLayer(
+        { connectionString: options.url, max: options.maxConnections ?? serverConnectionsMax, application_name: applicationName },
+        options.connectTimeoutMs ?? connectTimeoutMsDefault
+      )
     : Layer.unwrapScoped(
         // The embedded server is acquired in the layer's scope before the client, so the
         // client's pool is released first on close.
@@ -106,7 +119,7 @@ const clientLayer = (options: DatabaseOptions): Layer.Layer<DatabaseServices, Sq
             // timeout; the pool would otherwise drop and redial it every 10 s).
             idleTimeoutMillis: 0,
             application_name: applicationName
-          })
+          }, options.connectTimeoutMs ?? connectTimeoutMsDefault)
         )
       )
 
@@ -126,24 +139,47 @@ const connectionStatementName = (connection: object, name: string): string => {
   return `${name}_${id}`
 }
 
-/** How long the pool's first connection may take (`PgClient.make`'s default). */
-const connectTimeout = Duration.seconds(5)
-
 /**
- * The pool (built here, as `PgClient.make` builds it, so the named statements reach it too), the
- * `PgClient` over it (`PgClient.fromPool`) and `NamedStatements`; the scope ends the pool.
+ * The `pg` pool under the engine's `PgClient` and `NamedStatements`, ended with the scope (as
+ * `PgClient.make` ends its own). Built here, not by `PgClient.make`, because a named statement
+ * needs a connection of the pool to itself and `PgClient` offers none through its types: it does
+ * not expose its pool, and its connections (`reserve`) take SQL text only and hide the driver's
+ * connection a statement name is kept per (docs/decisions.md, "The pool `Database` builds for its
+ * named statements"). Around the pool:
+ * - every connection's dial is bounded (`connectTimeoutMs`, the driver's own timeout, set on the
+ *   connection rather than the pool so that a wait for a free connection is not cut);
+ * - one `SELECT 1` before the layer is ready, so that an unreachable server or a malformed URL
+ *   (which the driver throws from inside its connect) fails the layer with a `SqlError`, not a
+ *   defect and not a hang (as `PgClient.make` probes its own pool);
+ * - the idle connections' `error` listened to (unlistened, an idle connection the server drops
+ *   would be an uncaught exception) and the end on close.
  */
-const poolLayer = (config: PoolConfig): Layer.Layer<DatabaseServices, SqlError> =>
+const acquirePool = (config: PoolConfig, connectTimeoutMs: number): Effect.Effect<Pool, SqlError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => new Pool({ ...config, Client: dialBounded(connectTimeoutMs) }).on("error", () => {})),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  ).pipe(
+    Effect.tap((pool) =>
+      Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      })
+    )
+  )
+
+/** The driver's connection with its dial bounded (`connectionTimeoutMillis` on the connection only). */
+const dialBounded = (connectTimeoutMs: number): typeof Client =>
+  class extends Client {
+    constructor(config: PoolConfig) {
+      super({ ...config, connectionTimeoutMillis: connectTimeoutMs })
+    }
+  }
+
+/** `PgClient` over the pool (`PgClient.fromPool`) and `NamedStatements` on the same pool. */
+const poolLayer = (config: PoolConfig, connectTimeoutMs: number): Layer.Layer<DatabaseServices, SqlError> =>
   Layer.scopedContext(
     Effect.gen(function* () {
-      const pool = new Pool(config)
-      pool.on("error", () => {}) // an idle client's error; the next query reports the connection's failure
-      yield* Effect.acquireRelease(
-        Effect.tryPromise({ try: () => pool.query("SELECT 1"), catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" }) }),
-        () => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
-      ).pipe(
-        Effect.timeoutFail({ duration: connectTimeout, onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" }) })
-      )
+      const pool = yield* acquirePool(config, connectTimeoutMs)
       const client = yield* PgClient.fromPool({ acquire: Effect.succeed(pool), applicationName })
       const named: NamedStatements["Type"] = {
         execute: (name, text, values) =>
@@ -179,7 +215,10 @@ const poolLayer = (config: PoolConfig): Layer.Layer<DatabaseServices, SqlError> 
 export const runMigrations = (
   record: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 ): Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, SqlError, SqlClient.SqlClient> =>
-  Migrator.make({})({ loader: Migrator.fromRecord(record), table: migrationsTable }).pipe(
+  Effect.zipRight(
+    recordedAreOurs(record),
+    Migrator.make({})({ loader: Migrator.fromRecord(record), table: migrationsTable })
+  ).pipe(
     Effect.catchAllDefect((defect) =>
       defect instanceof Migrator.MigrationError ? Effect.fail(defect) : Effect.die(defect)
     ),
@@ -192,6 +231,28 @@ export const runMigrations = (
       )
     )
   )
+
+/**
+ * Fails when `schema_migrations` records a migration that is not this build's (the Migrator
+ * compares ids only and would skip this build's own migration of that id). Read before the
+ * Migrator's transaction; nothing recorded yet (no table) passes.
+ */
+const recordedAreOurs = (
+  record: Record<string, unknown>
+): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const [table] = yield* sql<{ present: boolean }>`SELECT to_regclass(${migrationsTable}) IS NOT NULL AS present`
+    if (table?.present !== true) return
+    const rows = yield* sql<{ id: number; name: string }>`SELECT migration_id AS id, name FROM ${sql(migrationsTable)}`
+    const shipped: Array<{ id: number; name: string }> = []
+    for (const key of Object.keys(record)) {
+      const parts = /^(\d+)_(.+)$/.exec(key)
+      if (parts !== null) shipped.push({ id: Number(parts[1]), name: parts[2]! })
+    }
+    const foreign = foreignMigration(rows, shipped)
+    if (foreign !== undefined) return yield* new SqlError({ message: `PostgreSQL ${foreign}`, cause: undefined })
+  })
 
 /** The messages down a cause chain (`SqlError` -> driver error), e.g. `: Failed to execute statement: column "x" does not exist`. */
 const causeMessage = (cause: unknown): string => {

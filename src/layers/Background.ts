@@ -11,6 +11,7 @@ import * as path from "node:path"
 import { MarketIndex } from "../../actors/MarketIndex.js"
 import { MarketSnapshotWriter } from "../../clickhouse/writer/MarketSnapshotWriter.js"
 import { Bus, Topics } from "../../ingest/bus/Bus.js"
+import { ETH_USD_FEED_POLL_MS } from "../../ingest/hood/EthUsdFeed.js"
 import { busKey } from "../../ingest/ChainEvent.js"
 import { encodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import { hoodPublicClient, hoodWallet } from "../chain/hood/client/HoodClient.js"
@@ -32,10 +33,24 @@ import { runMarketSnapshotSampler } from "../services/snapshots/MarketSnapshotSa
 import { DefaultHoodSimulationOptions, hoodSimulationClients, runHoodSimulation } from "../sim/HoodSimulation.js"
 import { DefaultSimulationOptions, runSimulation } from "../sim/MarketSimulation.js"
 import { runEthUsdPublisher } from "../sim/EthUsdPublisher.js"
-import { runPythPublisher } from "../sim/PythPublisher.js"
+import { priceHeartbeatMs, runPythPublisher } from "../sim/PythPublisher.js"
 
-/** How often the localnets' publishers post SOL/USD and ETH/USD (well inside the default 60 s `PRICE_MAX_AGE_MS`). */
+/** How often the localnets' publishers look at SOL/USD and ETH/USD (a moved price is posted at once). */
 const PYTH_PUBLISH_INTERVAL_MS = 2_000
+
+/** Slots behind the tip a `finalized` read lags on Solana (a `confirmed` read: about one slot). */
+const FINALIZED_LAG_SLOTS = 32
+
+/**
+ * How long a post to the embedded localnets takes to reach the engine's price reader: on Solana
+ * the Yellowstone stream at `SOLANA_COMMITMENT` (finalized 32 slots, confirmed one, processed
+ * none); on Hood the ETH/USD feed's poll plus `HOOD_CONFIRMATIONS` blocks. The heartbeat is
+ * `priceHeartbeatMs` of it (docs/decisions.md "The engine at rest").
+ */
+const commitmentLagMs = (config: AppConfigShape) => ({
+  solana: (config.solana.commitment === "finalized" ? FINALIZED_LAG_SLOTS : config.solana.commitment === "confirmed" ? 1 : 0) * config.solana.localnetSlotMs,
+  hood: ETH_USD_FEED_POLL_MS + config.hood.confirmations * config.hood.localnetBlockMs
+})
 
 /** The cluster keeper's consumer groups start with this (one group per turn as the active keeper). */
 const KEEPER_GROUP_PREFIX = "keeper-candidates"
@@ -96,6 +111,7 @@ export const startBackground = (config: AppConfigShape, quiet: boolean, keeperRe
           seed: config.simulationSeed,
           priceAccount: address(config.prices.pythSolUsdAccount),
           intervalMs: PYTH_PUBLISH_INTERVAL_MS,
+          heartbeatMs: priceHeartbeatMs(config.prices.maxAgeMs, commitmentLagMs(config).solana, PYTH_PUBLISH_INTERVAL_MS),
           move: !quiet,
           start: GENESIS_SOL_USD
         })
@@ -107,7 +123,9 @@ export const startBackground = (config: AppConfigShape, quiet: boolean, keeperRe
       yield* Effect.forkScoped(
         runEthUsdPublisher(
           { publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), wallet: hoodWallet(hood.chain, account, hood.rpcUrl), chain: hood.chain, account },
-          { seed: config.simulationSeed, feed: ethUsdFeed, intervalMs: PYTH_PUBLISH_INTERVAL_MS, move: !quiet, startAnswer: GENESIS_ETH_USD_ANSWER }
+          { seed: config.simulationSeed, feed: ethUsdFeed, intervalMs: PYTH_PUBLISH_INTERVAL_MS, heartbeatMs: priceHeartbeatMs(config.prices.maxAgeMs, commitmentLagMs(config).hood, PYTH_PUBLISH_INTERVAL_MS),
+            move: !quiet,
+            startAnswer: GENESIS_ETH_USD_ANSWER }
         )
       )
     }

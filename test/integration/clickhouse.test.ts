@@ -77,6 +77,31 @@ describe("ClickHouse on chDB", () => {
     })
   )
 
+  it.live("a recorded migration that is not this build's (another name under its id) fails the run before anything is applied", () => {
+    const ownDir = fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-chdb-foreign-"))
+    return withClickHouse(
+      Effect.gen(function* () {
+        const ch = yield* ClickHouse
+        // As a data directory migrated by another build (a branch's migration of the same id) would hold.
+        yield* ch.insert("schema_migrations", [{ migration_id: 9000, name: "elsewhere" }])
+        const error = yield* Effect.flip(
+          applyMigrations(ch, [
+            ...migrations,
+            { id: 9000, name: "ours", statements: [] },
+            { id: 9001, name: "next", statements: ["CREATE TABLE IF NOT EXISTS next_one (id UInt8) ENGINE = Memory"] }
+          ])
+        )
+        expect(error.reason).toBe("MigrationFailed")
+        expect(error.message).toContain(`migration 9000 is recorded as "elsewhere", and this build's migration 9000 is "ours"`)
+        const [left] = yield* ch.query<{ n: string }>(
+          "SELECT toString(count()) AS n FROM system.tables WHERE database = currentDatabase() AND name = 'next_one'"
+        )
+        expect(left?.n).toBe("0")
+      }),
+      { dataDir: ownDir }
+    ).pipe(Effect.ensuring(Effect.sync(() => fs.rmSync(ownDir, { recursive: true, force: true }))))
+  })
+
   it.live("inserts rows into a MergeTree table and queries them with bound parameters", () =>
     withClickHouse(
       Effect.gen(function* () {

@@ -17,9 +17,10 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Exit, Fiber, Layer, ManagedRuntime, Scope } from "effect"
 import * as fs from "node:fs/promises"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { type Address, type TransactionReceipt, zeroAddress } from "viem"
+import { type Address, numberToHex, type TransactionReceipt, zeroAddress } from "viem"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import {
   approve,
@@ -44,6 +45,7 @@ import { type ChainEvent, hoodPosition } from "../../ingest/ChainEvent.js"
 import { decodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import { HoodIngester, type HoodIngesterOptions, type HoodIngesterStatus } from "../../ingest/hood/HoodIngester.js"
 import { eventually } from "../support/eventually.js"
+import { closeLoopback, listenLoopback } from "../support/loopbackHttp.js"
 
 const ETH = 10n ** 18n
 
@@ -320,6 +322,172 @@ describe("Hood ingester", () => {
     await plain.start({ source: `${plain.source}-plain` })
     const first = await eventually(() => plain.ofMint(c.token).find((e) => e.signature === bought.transactionHash), { what: "the buy, unrouted", deadlineMs: 15_000, intervalMs: 5 })
     expect(((first as { trader: string }).trader as Address).toLowerCase()).toBe(router.toLowerCase())
+  })
+
+  /**
+   * A proxy in front of the node that notes each call's method and first parameter. `hold()` keeps
+   * the calls that arrive from then on (none is forwarded) until `release()` forwards them.
+   * `script`, when set, sees each call as it is forwarded and may answer it itself (a result).
+   */
+  const notingProxy = async () => {
+    const calls: Array<string> = []
+    let held: Array<() => void> | undefined
+    let script: ((method: string, first: unknown) => { readonly result: unknown } | undefined) | undefined
+    const proxy = http.createServer((req, res) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        const body = Buffer.concat(chunks).toString("utf8")
+        const parsed = JSON.parse(body) as { id: unknown; method: string; params?: ReadonlyArray<unknown> }
+        calls.push(`${parsed.method} ${String(parsed.params?.[0] ?? "")}`)
+        const forward = () => {
+          const scripted = script?.(parsed.method, parsed.params?.[0])
+          if (scripted !== undefined) {
+            res.writeHead(200, { "content-type": "application/json" })
+            res.end(JSON.stringify({ jsonrpc: "2.0", id: parsed.id, result: scripted.result }))
+            return
+          }
+          void fetch(net.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body }).then(async (r) => {
+            res.writeHead(r.status, { "content-type": "application/json" })
+            res.end(await r.text())
+          })
+        }
+        if (held === undefined) forward()
+        else held.push(forward)
+      })
+    })
+    const url = await listenLoopback(proxy)
+    return {
+      url,
+      calls,
+      hold: () => {
+        held ??= []
+      },
+      release: () => {
+        const waiting = held ?? []
+        held = undefined
+        for (const forward of waiting) forward()
+      },
+      setScript: (f: typeof script) => {
+        script = f
+      },
+      close: () => closeLoopback(proxy)
+    }
+  }
+
+  it("at rest: a poll that finds the newest block unchanged reads only that block; a new block is still followed", async () => {
+    const proxy = await notingProxy()
+    const { calls } = proxy
+    const proxyUrl = proxy.url
+    try {
+      const w = await open()
+      await w.start({ rpcUrl: proxyUrl })
+      const c = await launch(clientsFor(net, 13), "at-rest")
+      await w.caughtUp()
+      // No block is mined now (the test node mines on transactions only): 30 polls at rest. The
+      // first may still check the tip it followed last (one header read); then one read a poll.
+      const from = calls.length
+      await eventually(() => (calls.length >= from + 31 ? true : undefined), { what: "30 polls at rest", deadlineMs: 30_000, intervalMs: 5 })
+      const atRest = calls.slice(from, from + 31)
+      expect(atRest.filter((m) => m !== "eth_getBlockByNumber latest").length).toBeLessThanOrEqual(1)
+      const bought = await buy(clientsFor(net, 13), c.curve, { amountInRaw: ETH / 9n, quoteToken: zeroAddress })
+      await eventually(() => w.received.find((e) => e.id === at(bought.receipt, c.curve).id), { what: "the buy after the rest", deadlineMs: 15_000, intervalMs: 5 })
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it("at rest: a block replaced at the same height while the ingester idles is a reorg (the idle poll compares the hash, not only the number)", async () => {
+    const proxy = await notingProxy()
+    try {
+      const w = await open()
+      await w.start({ rpcUrl: proxy.url })
+      const tc = hoodTestClient(net)
+      const c = await launch(clientsFor(net, 14), "rest-reorg")
+      await w.caughtUp()
+      const snap = await snapshot(tc)
+      const old = await buy(clientsFor(net, 11), c.curve, { amountInRaw: ETH / 3n, quoteToken: zeroAddress })
+      const oldAt = at(old.receipt, c.curve)
+      await eventually(() => w.received.find((e) => e.id === oldAt.id), { what: "the old buy", deadlineMs: 15_000, intervalMs: 5 })
+      // The ingester idles at the old buy's block: three polls in a row that read only `latest`.
+      await eventually(
+        () => {
+          const last = proxy.calls.slice(-3)
+          return last.length === 3 && last.every((m) => m === "eth_getBlockByNumber latest") ? true : undefined
+        },
+        { what: "three idle polls", deadlineMs: 15_000, intervalMs: 5 }
+      )
+      // Nothing reaches the node from the ingester while the block is replaced at the same height.
+      proxy.hold()
+      try {
+        await revertTo(tc, snap)
+        const replacing = await buy(clientsFor(net, 12), c.curve, { amountInRaw: ETH / 4n, quoteToken: zeroAddress })
+        expect(replacing.receipt.blockNumber).toBe(old.receipt.blockNumber)
+        expect(replacing.receipt.blockHash).not.toBe(old.receipt.blockHash)
+        const newAt = at(replacing.receipt, c.curve)
+        proxy.release()
+        await eventually(() => w.received.find((e) => e.id === newAt.id), { what: "the replacing buy", deadlineMs: 15_000, intervalMs: 5 })
+        const ids = w.ofMint(c.token).map((e) => (e._tag === "Retracted" ? `R:${e.retractedIds.join(",")}` : e.id))
+        expect(ids.indexOf(`R:${oldAt.id}`)).toBeGreaterThan(-1)
+        expect(ids.indexOf(`R:${oldAt.id}`)).toBeLessThan(ids.indexOf(newAt.id))
+      } finally {
+        proxy.release()
+      }
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it("at rest: the idle head is the block the tip check compared (latest = X while a second read of its height still says T: a reorg)", async () => {
+    const proxy = await notingProxy()
+    try {
+      const w = await open()
+      await w.start({ rpcUrl: proxy.url })
+      const tc = hoodTestClient(net)
+      const c = await launch(clientsFor(net, 15), "rest-verified")
+      await w.caughtUp()
+      const snap = await snapshot(tc)
+      const old = await buy(clientsFor(net, 11), c.curve, { amountInRaw: ETH / 3n, quoteToken: zeroAddress })
+      const oldAt = at(old.receipt, c.curve)
+      await eventually(() => w.received.find((e) => e.id === oldAt.id), { what: "the old buy", deadlineMs: 15_000, intervalMs: 5 })
+      const height = numberToHex(old.receipt.blockNumber)
+      // The old block T as the node served it at its height.
+      const t = (await (
+        await fetch(net.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: [height, false] }) })
+      ).json()) as { result: { hash: string } }
+      expect(t.result.hash).toBe(old.receipt.blockHash)
+      proxy.hold()
+      try {
+        await revertTo(tc, snap)
+        const replacing = await buy(clientsFor(net, 12), c.curve, { amountInRaw: ETH / 4n, quoteToken: zeroAddress })
+        expect(replacing.receipt.blockNumber).toBe(old.receipt.blockNumber)
+        const newAt = at(replacing.receipt, c.curve)
+        // The first `latest` read after the release finds X; the call right after it, if it reads
+        // that height again, is answered with T (a node that changed between two reads); then the
+        // node answers X everywhere.
+        let phase: "armed" | "afterLatest" | "done" = "armed"
+        proxy.setScript((method, first) => {
+          if (phase === "armed") {
+            if (method === "eth_getBlockByNumber" && first === "latest") phase = "afterLatest"
+            return undefined
+          }
+          if (phase === "afterLatest") {
+            phase = "done"
+            return method === "eth_getBlockByNumber" && first === height ? { result: t.result } : undefined
+          }
+          return undefined
+        })
+        proxy.release()
+        await eventually(() => w.received.find((e) => e.id === newAt.id), { what: "the replacing buy", deadlineMs: 15_000, intervalMs: 5 })
+        const ids = w.ofMint(c.token).map((e) => (e._tag === "Retracted" ? `R:${e.retractedIds.join(",")}` : e.id))
+        expect(ids.indexOf(`R:${oldAt.id}`)).toBeGreaterThan(-1)
+        expect(ids.indexOf(`R:${oldAt.id}`)).toBeLessThan(ids.indexOf(newAt.id))
+      } finally {
+        proxy.release()
+      }
+    } finally {
+      await proxy.close()
+    }
   })
 
   it("reorg to empty blocks: the dropped buy is retracted; later blocks are followed", async () => {

@@ -98,7 +98,7 @@ describe("limit-order routes", () => {
       expect(r.status, `${JSON.stringify(extra)} ${JSON.stringify(r.body)}`).toBe(400)
       expect(r.body.error).toMatchObject({ code: "VALIDATION_FAILED", field })
     }
-    const unknown = await call(h.url, "POST", "/api/v1/agent/orders", { apiKey: k.key, body: limitSell("c-unknown", { mint: "So1noSuchMint11111111111111111111111111111" }) })
+    const unknown = await call(h.url, "POST", "/api/v1/agent/orders", { apiKey: k.key, body: limitSell("c-unknown", { mint: "So1noSuchMint111111111111111111111111111111" }) })
     expect(unknown.status).toBe(404)
     expect(unknown.body.error.code).toBe("MARKET_NOT_FOUND")
   })

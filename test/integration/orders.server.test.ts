@@ -357,3 +357,107 @@ describe.skipIf(serverUrl === undefined)(`the partition repair on a real Postgre
     expect(await run(repairPartitions(PARTITIONS, 1000).pipe(provide(sqlT)))).toBe(0)
   }, 90_000)
 })
+
+/**
+ * The trigger statement's generic plan (issue 29). `markTriggeredAll` runs it as a named statement
+ * (`Database.NamedStatements`), and after five executions of a named statement the server may plan
+ * it once for any parameters (`plan_cache_mode = auto` keeps a generic plan its estimate finds no
+ * dearer than the custom ones). A generic plan knows neither the id list nor the writes: it must
+ * still read `limit_orders` by index. Prepared on ~10,000 open orders (50,000 rows) and run under
+ * `EXPLAIN (ANALYZE)` with `force_custom_plan` and with `force_generic_plan` (each rolled back to a
+ * savepoint, so both move the same open orders): no sequential scan of `limit_orders` in either,
+ * the generic plan is generic (it still reads `id = ANY ($3)`, the custom one the ids), and the check sees a
+ * sequential scan when index scans are off. docs/decisions.md, "The trigger statement's generic plan".
+ */
+describe.skipIf(serverUrl === undefined)(`the trigger statement's generic plan on a real PostgreSQL server${serverUrl === undefined ? ` (${noPostgresReason})` : ""}`, () => {
+  const pools = suitePools()
+
+  it("under force_generic_plan, as under force_custom_plan, the statement reads limit_orders by index on 10,000 open orders (the check sees a sequential scan with index scans off)", async () => {
+    const { sqlA } = pools
+    const ROWS = 50_000
+    const TRIGGERS = 5
+    await run(
+      Effect.gen(function* () {
+        yield* sqlA`
+          INSERT INTO limit_orders (id, account_id, client_order_id, key_id, request_hash, chain, mint, side, trigger, amount_raw, level,
+            slippage_bps, payer, after_position, status, created_at, updated_at, rev)
+          SELECT 'ord_generic_' || lpad(g::text, 6, '0'), 'acct_generic_' || (g % 1000), 'c' || g, 'key_generic', 'h', 'solana', 'So1Generic' || (g % 2000), 'sell', 'limit', '1000', '1.5',
+            100, 'main', '0', CASE WHEN g % 5 = 0 THEN 'open' WHEN g % 3 = 0 THEN 'cancelled' ELSE 'triggered' END, now(), now(), g
+          FROM generate_series(1, ${ROWS}) AS g`
+        const epochs: Array<number> = []
+        for (let partition = 0; partition < 4; partition++) epochs.push(yield* Effect.flatMap(pgCheckpointStore(10), (s) => s.claim(OWNER, partition)))
+        yield* sqlA`ANALYZE limit_orders`
+        yield* sqlA`ANALYZE partition_owners`
+        expect((yield* sqlA<{ n: number }>`SELECT count(*)::int AS n FROM limit_orders WHERE status = 'open'`)[0]!.n).toBe(ROWS / 5)
+        // A crossing trade's triggers: a few open orders, fenced by their partitions' claims.
+        const open = yield* sqlA<{ id: string }>`SELECT id FROM limit_orders WHERE status = 'open' ORDER BY id DESC LIMIT ${TRIGGERS}`
+        const writes = open.map((r, i) => ({ ...write(r.id), fence: { owner: OWNER, partition: i % 4, epoch: epochs[i % 4]! } }))
+        const [json, now, ids] = triggerValues(writes, Date.now()) as readonly [string, Date, ReadonlyArray<string>]
+        const literal = (s: string) => `'${s.replaceAll("'", "''")}'`
+        // EXECUTE takes no bind parameters: the same values as literals.
+        const args = `${literal(json)}::jsonb, ${literal(now.toISOString())}::timestamptz, ARRAY[${ids.map(literal).join(", ")}]::text[]`
+        type Analyzed = PlanNode & Record<string, unknown>
+        const { custom, generic, genericNoIndex } = yield* sqlA.withTransaction(
+          Effect.gen(function* () {
+            yield* sqlA.unsafe(`PREPARE trigger_plan_probe AS ${TRIGGER_STATEMENT}`)
+            // What the server picks by itself (`auto`) over seven executions: logged, not asserted (the server's choice).
+            yield* sqlA.unsafe("SET LOCAL plan_cache_mode = auto")
+            for (let i = 0; i < 7; i++) {
+              yield* sqlA.unsafe("SAVEPOINT plan_probe")
+              yield* sqlA.unsafe(`EXECUTE trigger_plan_probe(${args})`)
+              yield* sqlA.unsafe("ROLLBACK TO SAVEPOINT plan_probe")
+            }
+            const [auto] = yield* sqlA<{ generic: number; custom: number }>`
+              SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = 'trigger_plan_probe'`
+            yield* Effect.logInfo(`orders.server: the trigger statement under plan_cache_mode = auto, 7 executions: ${auto!.custom} custom plans, ${auto!.generic} generic`)
+            const explain = (mode: "force_custom_plan" | "force_generic_plan") =>
+              Effect.gen(function* () {
+                yield* sqlA.unsafe(`SET LOCAL plan_cache_mode = ${mode}`)
+                yield* sqlA.unsafe("SAVEPOINT plan_probe")
+                const rows = yield* sqlA.unsafe<Record<string, unknown>>(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE trigger_plan_probe(${args})`)
+                yield* sqlA.unsafe("ROLLBACK TO SAVEPOINT plan_probe")
+                const plan = rows[0]!["QUERY PLAN"]
+                return ((typeof plan === "string" ? JSON.parse(plan) : plan) as ReadonlyArray<{ readonly Plan: Analyzed } & Record<string, unknown>>)[0]!
+              })
+            const custom = yield* explain("force_custom_plan")
+            const generic = yield* explain("force_generic_plan")
+            // A generic plan is cached with its statement: prepared again, so it is planned under these settings.
+            yield* sqlA.unsafe("DEALLOCATE trigger_plan_probe")
+            yield* sqlA`SET LOCAL enable_indexscan = off`
+            yield* sqlA`SET LOCAL enable_bitmapscan = off`
+            yield* sqlA.unsafe(`PREPARE trigger_plan_probe AS ${TRIGGER_STATEMENT}`)
+            const genericNoIndex = yield* explain("force_generic_plan")
+            yield* sqlA.unsafe("DEALLOCATE trigger_plan_probe")
+            return { custom, generic, genericNoIndex }
+          })
+        )
+        const nodes = (n: Analyzed): Array<Analyzed> => [n, ...(n.Plans ?? []).flatMap((c) => nodes(c as Analyzed))]
+        const updated = (e: { readonly Plan: Analyzed }) => nodes(e.Plan).find((n) => n["Node Type"] === "ModifyTable" && n["Relation Name"] === "limit_orders")?.["Actual Rows"]
+        for (const [mode, e] of [["custom", custom], ["generic", generic], ["generic, index scans off", genericNoIndex]] as const)
+          yield* Effect.logInfo(
+            `orders.server: the trigger statement's ${mode} plan: ${scansOf(e.Plan, "limit_orders").join(", ")} (${nodes(e.Plan).filter((n) => n["Relation Name"] === "limit_orders" && n["Node Type"] !== "ModifyTable").map((n) => `${String(n["Index Cond"] ?? "")} ${String(n["Filter"] ?? "")} rows ${n["Actual Rows"]} x${n["Actual Loops"]}`).join("; ")}); planning ${e["Planning Time"]} ms, execution ${e["Execution Time"]} ms, ${updated(e)} orders moved`
+          )
+        for (const e of [custom, generic, genericNoIndex]) expect(updated(e)).toBe(TRIGGERS)
+        // Generic: the plan still names the id list's parameter; the custom plan has the ids in its place.
+        expect(JSON.stringify(generic.Plan)).toContain("ANY ($3)")
+        expect(JSON.stringify(custom.Plan)).not.toContain("ANY ($3)")
+        for (const e of [custom, generic]) {
+          const scans = scansOf(e.Plan, "limit_orders").filter((s) => s !== "ModifyTable")
+          expect(scans.length).toBeGreaterThan(0)
+          expect(scans.filter((s) => s.startsWith("Seq Scan"))).toEqual([])
+        }
+        expect(scansOf(genericNoIndex.Plan, "limit_orders").some((s) => s.startsWith("Seq Scan"))).toBe(true)
+        // And what each plan reads: an index scan that filters every open order (e.g. the partition
+        // index whole, the id list as its filter) is no Seq Scan but reads them all. Rows read by a
+        // scan of limit_orders, over its loops: at most the triggered orders, with the index; the
+        // open orders' count without it (the check's own control).
+        const rowsRead = (e: { readonly Plan: Analyzed }) =>
+          nodes(e.Plan)
+            .filter((n) => n["Relation Name"] === "limit_orders" && n["Node Type"] !== "ModifyTable")
+            .map((n) => (Number(n["Actual Rows"] ?? 0) + Number(n["Rows Removed by Filter"] ?? 0) + Number(n["Rows Removed by Index Recheck"] ?? 0)) * Number(n["Actual Loops"] ?? 1))
+        for (const e of [custom, generic]) for (const read of rowsRead(e)) expect(read).toBeLessThanOrEqual(TRIGGERS)
+        expect(Math.max(...rowsRead(genericNoIndex))).toBeGreaterThan(TRIGGERS)
+      }).pipe(Effect.provideService(SqlClient.SqlClient, sqlA))
+    )
+  }, 120_000)
+})

@@ -10,6 +10,7 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
@@ -78,6 +79,26 @@ const databaseSuite = (options: () => Database.DatabaseOptions) => {
         expect(left?.table).toBeNull()
         expect((yield* migrationsApplied).map((m) => m.migration_id)).toEqual(shipped.map(([id]) => id))
       })
+    )
+  )
+
+  it.live("a recorded migration that is not this build's (another name under its id) fails the start before anything is applied", () =>
+    withDatabase(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        // As a data directory migrated by another build (a branch's migration of the same id) would hold.
+        yield* sql`INSERT INTO schema_migrations (migration_id, name) VALUES (9000, 'elsewhere')`
+        const error = yield* Effect.flip(
+          Database.runMigrations({ ...migrations, "9000_ours": sql`SELECT 1`, "9001_next": sql`CREATE TABLE next_one (id int)` })
+        )
+        expect(error._tag).toBe("SqlError")
+        expect(error.message).toContain(`migration 9000 is recorded as "elsewhere", and this build's migration 9000 is "ours"`)
+        const [left] = yield* sql<{ table: string | null }>`SELECT to_regclass('next_one')::text AS table`
+        expect(left?.table).toBeNull()
+        // Without the check the Migrator skips 9000 and applies 9001 (ids only): the test fails there.
+      }).pipe(
+        Effect.ensuring(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DELETE FROM schema_migrations WHERE migration_id >= 9000`).pipe(Effect.orDie))
+      )
     )
   )
 
@@ -188,6 +209,62 @@ describe("Database on embedded PGlite", () => {
       }),
       Database.layer({ url: undefined, dataDir: undefined })
     )
+  )
+})
+
+/**
+ * A server that cannot be reached fails the layer with a `SqlError` (the pool's first `SELECT 1`),
+ * never a defect and never a hang: a listener that drops every connection it accepts, one that
+ * accepts and never answers (the dial's bound, `connectTimeoutMs`), and a malformed URL (the
+ * driver throws it from inside its connect).
+ */
+describe("Database against a server that cannot be reached", () => {
+  /** A loopback listener doing `onSocket` with each connection, closed with the scope. */
+  const listener = (onSocket: (socket: net.Socket) => void) =>
+    Effect.acquireRelease(
+      Effect.async<net.Server & { port: number }>((resume) => {
+        const server = net.createServer(onSocket)
+        server.listen(0, "127.0.0.1", () => {
+          const address = server.address()
+          resume(Effect.succeed(Object.assign(server, { port: typeof address === "object" && address !== null ? address.port : 0 })))
+        })
+      }),
+      (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+    )
+  const sockets = new Set<net.Socket>()
+  const failureOf = (url: string, connectTimeoutMs?: number) =>
+    Effect.flip(Effect.provide(Database.ping, Database.layer({ url, dataDir: undefined, connectTimeoutMs }))).pipe(
+      // The bound of this test: far above the dial's, so a hang fails it rather than the file's timeout.
+      Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the layer neither failed nor succeeded within 20 s") })
+    )
+
+  it.scopedLive("a server that drops every connection: a SqlError", () =>
+    Effect.gen(function* () {
+      const server = yield* listener((socket) => socket.destroy())
+      const error = yield* failureOf(`postgres://postgres@127.0.0.1:${server.port}/curvestream`)
+      expect(error._tag).toBe("SqlError")
+    })
+  )
+
+  it.scopedLive("a server that accepts and never answers: a SqlError at the dial's bound, not a hang", () =>
+    Effect.gen(function* () {
+      const server = yield* listener((socket) => {
+        sockets.add(socket)
+        socket.on("close", () => sockets.delete(socket))
+      })
+      const started = Date.now()
+      const error = yield* failureOf(`postgres://postgres@127.0.0.1:${server.port}/curvestream`, 500)
+      expect(error._tag).toBe("SqlError")
+      expect(Date.now() - started).toBeGreaterThanOrEqual(500)
+      for (const socket of sockets) socket.destroy()
+    })
+  )
+
+  it.live("a malformed URL (port 99999): a SqlError, not a defect", () =>
+    Effect.gen(function* () {
+      const error = yield* failureOf("postgres://postgres@127.0.0.1:99999/curvestream")
+      expect(error._tag).toBe("SqlError")
+    })
   )
 })
 

@@ -61,7 +61,7 @@ import * as Database from "../../src/db/Database.js"
 import { DefaultDevBuyCeilings } from "../../src/domain/Economics.js"
 import { type Plan, resolvePlans } from "../../src/domain/Plans.js"
 import { insertAccount } from "../../src/services/accounts/AccountRepository.js"
-import { insertKey } from "../../src/services/keys/KeyRepository.js"
+import { insertKey, updateKey } from "../../src/services/keys/KeyRepository.js"
 import * as ImageService from "../../src/services/images/ImageService.js"
 import * as LaunchLedger from "../../src/services/launch/LaunchLedger.js"
 import type { LaunchError } from "../../src/services/launch/LaunchError.js"
@@ -91,6 +91,8 @@ let wallets: WalletService.WalletServiceShape
 let images: ImageService.ImageServiceShape
 let ledger: LaunchLedger.LaunchLedgerShape
 let service: SolanaSelfLaunch.SolanaSelfLaunchShape
+/** The same service with `TEE_LAUNCH_BUYS_ENABLED` on (a TEE wallet may carry a dev buy). */
+let teeBuysService: SolanaSelfLaunch.SolanaSelfLaunchShape
 let registry: AgentLaunches
 let producer: ReturnType<typeof setInterval>
 const producing = { on: true }
@@ -133,12 +135,10 @@ beforeAll(async () => {
     )
   )
   registry = new AgentLaunches()
-  service = await withSql(
-    SolanaSelfLaunch.make(
-      { baseUrl: BASE_URL, solanaExplorerUrl: "https://explorer.test", exclusiveHolderPassRaw: 1n, teeLaunchBuysEnabled: false, slotMs: 40 },
-      { ledger, images, solana, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) }
-    )
-  )
+  const config: SolanaSelfLaunch.SolanaSelfLaunchConfig = { baseUrl: BASE_URL, solanaExplorerUrl: "https://explorer.test", exclusiveHolderPassRaw: 1n, teeLaunchBuysEnabled: false, slotMs: 40 }
+  const deps: SolanaSelfLaunch.SolanaSelfLaunchDeps = { ledger, images, solana, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) }
+  service = await withSql(SolanaSelfLaunch.make(config, deps))
+  teeBuysService = await withSql(SolanaSelfLaunch.make({ ...config, teeLaunchBuysEnabled: true }, deps))
   producer = setInterval(() => {
     if (producing.on) net.ledger.advanceSlot()
   }, 40)
@@ -671,6 +671,21 @@ describe("a TEE wallet bound to the key", () => {
     expect(Either.isRight(confirmed) && confirmed.right).toMatchObject({ mint: build.mint, signature: signed.signature })
     const curve = net.ledger.getAccount((await findCurveAddresses(address(build.mint))).curve)
     expect(curve !== undefined && decodeCurve(curve.data)?.creator).toBe(view.address)
+  })
+
+  it("with TEE launch buys on, a dev buy past the bound key's USD window: the dry run admits it (endpoint rule 4 leaves the window out), the build refuses KEY_LIMIT_REACHED and records nothing", async () => {
+    const a = await agent()
+    const { view } = await teeWallet(a, true)
+    // $15 a day: 0.1 SOL plus the Pro plan's 0.5% fee is $15.075 at the localnet's $150.
+    await Effect.runPromise(
+      Effect.provideService(updateKey(a.caller.keyId, { _tag: "txLimit", txLimit: { usdMicros: 15_000_000, reset: "daily" } }), SqlClient.SqlClient, sql).pipe(Effect.orDie)
+    )
+    const b = body(a, { linkedWalletId: view.id, buyAmount: "100000000" })
+    const dry = await run(teeBuysService.dryRun(a.caller, b))
+    expect(Either.isRight(dry)).toBe(true)
+    const refused = await run(teeBuysService.build(a.caller, b))
+    expect(Either.isLeft(refused) && [refused.left.reason, typeof (refused.left.details as { resetsAt?: unknown } | undefined)?.resetsAt]).toEqual(["key_limit_reached", "number"])
+    expect(await ledgerRow(a, b.request.clientLaunchId)).toBeUndefined()
   })
 
   it("a TEE wallet of another account cannot pay", async () => {

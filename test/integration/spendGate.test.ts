@@ -15,7 +15,7 @@ import { migrations } from "../../src/db/migrations/index.js"
 import { findAccountKey, insertKey } from "../../src/services/keys/KeyRepository.js"
 import type { TxLimit } from "../../src/services/keys/KeyRules.js"
 import type { SpendAttempt } from "../../src/services/spend/SpendGate.js"
-import { book, check, checkKey, holdAround, release, reservationState, reserve, type ReserveInput, sweep, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
+import { book, check, checkKey, checkKeyNow, checkReadsWindow, holdAround, release, reservationState, reserve, type ReserveInput, sweep, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
@@ -145,6 +145,47 @@ const gateSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     expect(await both(buy(1_000_000n, { side: "sell", amountRaw: 10n ** 12n }))).toMatchObject({ _tag: "Admitted" })
     // Checking holds nothing: the window is the one hold.
     expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now()))).toBe(6_000n)
+  })
+
+  it("the decision in place (no window to read: a key without txLimit, or a sell) is checkKey's and the stored key's", async () => {
+    const k = await newKey(null, [{ asset: "sol", maxPerTxRaw: "500" }])
+    const row = (await on(sqlA, findAccountKey(k.accountId, k.prefix)))!
+    const l = await newKey({ usdMicros: 10, reset: "daily" })
+    const limited = (await on(sqlA, findAccountKey(l.accountId, l.prefix)))!
+    const cases: ReadonlyArray<readonly [typeof row, SpendAttempt]> = [
+      [row, buy(6_000n, { amountRaw: 400n })],
+      [row, buy(1_000n, { amountRaw: 501n })],
+      [row, buy(1_000_000n, { side: "sell", amountRaw: 10n ** 12n })],
+      [limited, buy(1_000_000n, { side: "sell", amountRaw: 10n ** 12n })]
+    ]
+    for (const [key, attempt] of cases) {
+      expect(checkReadsWindow(key, attempt)).toBe(false)
+      const now = checkKeyNow(key, attempt, Date.now())
+      expect(now).toEqual(await on(sqlB, checkKey(key, attempt)))
+      expect(now).toEqual(await on(sqlB, check({ accountId: key.accountId, keyPrefix: key.prefix, chain: "solana", attempt })))
+    }
+    expect(checkKeyNow(row, buy(1_000n, { amountRaw: 501n }), Date.now())).toMatchObject({ _tag: "Refused" })
+    // A buy on a key with a txLimit reads its window: not decided in place.
+    expect(checkReadsWindow(limited, buy(1n))).toBe(true)
+    // Against the reading path (`check`), with usage booked: `limited`'s window is far past its 10 µUSD
+    // and `row` (no txLimit) has as much booked. A sell on `limited` and a buy on `row` are still admitted
+    // in place and by `check`, while `check` refuses a buy on `limited` (so the booking is seen).
+    const booked = (key: { accountId: string; keyId: string }, id: string, side: "buy" | "sell") =>
+      on(sqlA, book({ reservationId: id, accountId: key.accountId, keyId: key.keyId, rail: "main", purpose: "trade", chain: "solana", side, asset: "sol", amountRaw: 400n, usdMicros: 50_000n, trades: 1 }))
+    await booked(l, `past-${l.keyId}`, "sell")
+    await booked(k, `past-${k.keyId}`, "buy")
+    expect(await on(sqlA, windowUsedUsdMicros(l.keyId, "daily", Date.now()))).toBe(50_000n)
+    const read = (key: typeof row, attempt: SpendAttempt) => on(sqlB, check({ accountId: key.accountId, keyPrefix: key.prefix, chain: "solana", attempt }))
+    const refusedBuy = await read(limited, buy(1n, { amountRaw: 1n }))
+    expect(refusedBuy._tag === "Refused" ? refusedBuy.error.reason : undefined).toBe("tx_limit_reached")
+    for (const [key, attempt] of [
+      [limited, buy(1_000_000n, { side: "sell", amountRaw: 10n ** 12n })],
+      [row, buy(6_000n, { amountRaw: 400n })]
+    ] as const) {
+      expect(checkReadsWindow(key, attempt)).toBe(false)
+      expect(await read(key, attempt)).toMatchObject({ _tag: "Admitted" })
+      expect(checkKeyNow(key, attempt, Date.now())).toMatchObject({ _tag: "Admitted" })
+    }
   })
 
   it("a released id reserved again is decided anew: held again when it fits, refused when it no longer does", async () => {

@@ -37,7 +37,7 @@ import { SolanaLocalnet } from "../../src/chain/solana/localnet/LocalnetService.
 import { ataOf, expectOk, launchCurve, readCurve, readPool, send, tokenBalance } from "../../src/chain/solana/localnet/testkit.js"
 import { curveParamsOf, curveStateOf } from "../../src/chain/solana/program/accounts/Curve.js"
 import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
-import { reservationState, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
+import { book, reservationState, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
 import { makeAgentTransactions } from "../../src/services/trade/AgentTransactions.js"
 import { tradeBodyHash } from "../../src/services/trade/TradeInputs.js"
 import { type TradeCaller, type TradeRequest, type TradeServiceShape, make as makeTrades } from "../../src/services/trade/TradeService.js"
@@ -429,15 +429,29 @@ describe("Solana one-shot trades", () => {
  * error table) and the real service: each row's status, code and field, and nothing recorded (no
  * trade row, the wallet's lamports unchanged). The key check is a stand-in that answers as the key
  * middleware does for the requirements the route declares (`swap:write`, test keys forbidden);
- * `requirements` records what each route asked for.
+ * `requirements` records what each route asked for. The route builds the caller with the key row it
+ * authenticated (`spendKey`), so the spend rows go through that path: a per-asset cap, the funds
+ * before it, and a stored txLimit key whose window is already past.
  */
 describe("trade routes: refusals and the one-shot over HTTP", () => {
   const requirements: Array<AgentAuthRequirements | undefined> = []
+  /** A second account whose embedded wallet holds 0.05 SOL: too little for a 0.1 SOL buy. */
+  const POOR = "acct-trade-poor"
+  /** Below the rows' 0.1 SOL amount. */
+  const solCap = [{ asset: "sol", maxPerTxRaw: String(SOL / 100n) }]
+  /** A stored key with a $20 daily txLimit; $19 is booked on it before the rows. */
+  const WINDOW_KEY = { id: "kid-route-window", prefix: "trwin0001", txLimit: { usdMicros: 20_000_000, reset: "daily" as const } }
+  const keyOf = (apiKey: string | undefined) => {
+    const base = { id: "kid-t", prefix: KEY_PREFIX, environment: apiKey === "test-key" ? "test" : "production", embeddedWallet: apiKey === "denied-key" ? "denied" : "allowed", txLimit: null, spendLimits: null }
+    if (apiKey === "capped-key") return { accountId: ACCOUNT, key: { ...base, spendLimits: solCap } }
+    if (apiKey === "poor-capped-key") return { accountId: POOR, key: { ...base, id: "kid-poor", prefix: "tpoor0001", spendLimits: solCap } }
+    if (apiKey === "window-key") return { accountId: ACCOUNT, key: { ...base, ...WINDOW_KEY } }
+    return { accountId: ACCOUNT, key: base }
+  }
   const principalOf = (headers: Readonly<Record<string, string>>) =>
     ({
       _tag: "agent",
-      accountId: ACCOUNT,
-      key: { id: "kid-t", prefix: KEY_PREFIX, environment: headers["x-api-key"] === "test-key" ? "test" : "production", embeddedWallet: headers["x-api-key"] === "denied-key" ? "denied" : "allowed", txLimit: null, spendLimits: null },
+      ...keyOf(headers["x-api-key"]),
       account: { referredBy: null },
       plan: { id: "max", feeBps: 25 }
     }) as unknown as AgentPrincipal
@@ -468,6 +482,14 @@ describe("trade routes: refusals and the one-shot over HTTP", () => {
   beforeAll(async () => {
     routeScope = await Effect.runPromise(Scope.make())
     url = await Effect.runPromise(mountRoutes(routes()).pipe(Scope.extend(routeScope)))
+    await sqlRun(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`INSERT INTO accounts (id, plan, referral_code) VALUES (${POOR}, 'max', 'TRADEPOOR')`))
+    const poor = await Effect.runPromise(harness.provider.ensureEmbeddedWallet(POOR, "solana"))
+    await Effect.runPromise(harness.provider.setDelegation(POOR, "solana", "active"))
+    ledger.requestAirdrop(address(poor.address), SOL / 20n)
+    await newKey(WINDOW_KEY.id, WINDOW_KEY.prefix, WINDOW_KEY.txLimit)
+    await sqlRun(
+      book({ reservationId: "route-window-past", accountId: ACCOUNT, keyId: WINDOW_KEY.id, rail: "main", purpose: "trade", chain: "solana", side: "sell", asset: "sol", amountRaw: SOL / 10n, usdMicros: 19_000_000n, trades: 1 })
+    )
   })
   afterAll(() => Effect.runPromise(Scope.close(routeScope, Exit.void)))
 
@@ -487,6 +509,12 @@ describe("trade routes: refusals and the one-shot over HTTP", () => {
       { id: "r-test", body: body("r-test"), key: "test-key", status: 403, code: "TEST_ENVIRONMENT_FORBIDDEN" },
       { id: "r-slip", body: body("r-slip", { minAmountOut: String(q.amountOut + 1n) }), status: 400, code: "SLIPPAGE_EXCEEDED", field: "minAmountOut" },
       { id: "r-build", path: "/api/v1/trade/agent/build", body: body("r-build"), status: 400, code: "VALIDATION_FAILED", field: "dryRun" },
+      // The dry-run build's spend rows, on the key row the route authenticated (spendKey): the funds
+      // are checked first (a wallet short of SOL and over the cap is refused for its funds), then the
+      // per-asset cap, then the txLimit window.
+      { id: "r-funds-first", path: "/api/v1/trade/agent/build", body: body("r-funds-first", { dryRun: true }), key: "poor-capped-key", status: 402, code: "INSUFFICIENT_OWNER_BALANCE" },
+      { id: "r-cap", path: "/api/v1/trade/agent/build", body: body("r-cap", { dryRun: true }), key: "capped-key", status: 400, code: "SPEND_LIMIT_EXCEEDED" },
+      { id: "r-window", path: "/api/v1/trade/agent/build", body: body("r-window", { dryRun: true }), key: "window-key", status: 403, code: "KEY_LIMIT_REACHED" },
       { id: "r-unknown", method: "GET", path: "/api/v1/trade/agent/trades/r-unknown", body: undefined, status: 404, code: "JOB_NOT_FOUND", field: "clientTradeId" },
       { id: "r-cursor", method: "GET", path: "/api/v1/agent/trades?cursor=zz", body: undefined, status: 400, code: "VALIDATION_FAILED", field: "cursor" }
     ]
@@ -497,6 +525,12 @@ describe("trade routes: refusals and the one-shot over HTTP", () => {
       expect(r.body.success).toBe(false)
       expect(await rowCount(row.id)).toBe(0)
       expect(lamports(wallet)).toBe(sol)
+    }
+    // Each spend row refused for its stated cause alone: under the cap (0.005 SOL) the poor wallet and
+    // the capped key are admitted, and $0.75 still fits the window's last $1.
+    for (const key of ["poor-capped-key", "capped-key", "window-key"]) {
+      const ok = await call("POST", "/api/v1/trade/agent/build", body(`r-ok-${key}`, { dryRun: true, amountIn: String(SOL / 200n) }), key)
+      expect({ key, status: ok.status }).toEqual({ key, status: 200 })
     }
     // The write routes ask for swap:write and forbid test keys; the reads take either scope and a paused key.
     expect(requirements.filter((x) => x?.testKeys === "forbid").every((x) => x?.scopes?.includes("swap:write"))).toBe(true)

@@ -47,7 +47,11 @@ export interface Engine {
 
 /** `readyTimeoutMs`: how long to wait for `/readyz` (default 100 s: a start takes ~15 s on a quiet machine and over a minute under a load of 13). */
 /** `root`: another checkout of this project to start the engine from (a bench's "before"); default this one. */
-type StartOptions = { env?: Record<string, string>; dataDir?: string; readyTimeoutMs?: number; args?: ReadonlyArray<string>; root?: string }
+/** `semiSpaceMb`: the young generation's semi-space (`--max-semi-space-size`); default `ENGINE_SEMI_SPACE_MB`, as `npm start` (a bench measuring another size). */
+type StartOptions = { env?: Record<string, string>; dataDir?: string; readyTimeoutMs?: number; args?: ReadonlyArray<string>; root?: string; semiSpaceMb?: number }
+
+/** The engine's `--max-semi-space-size` in `npm start` (package.json), which the harness starts it with (test/conformance/engineFlags.test.ts keeps them equal). */
+export const ENGINE_SEMI_SPACE_MB = 64
 
 /** Starts of one engine when its listener lost its port to another process (see `startEngine`). */
 const LISTEN_ATTEMPTS = 3
@@ -79,7 +83,7 @@ const startEngineOnce = async (options: StartOptions, earlier: string): Promise<
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "curvestream-e2e-"))
   // `node --import tsx` (not the tsx binary, which forks a second process): a signal, SIGKILL
   // included, reaches the engine itself.
-  const child = spawn(process.execPath, ["--max-semi-space-size=64", "--import", "tsx", "src/main.ts", ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [`--max-semi-space-size=${options.semiSpaceMb ?? ENGINE_SEMI_SPACE_MB}`, "--import", "tsx", "src/main.ts", ...(options.args ?? [])], {
     cwd: options.root ?? projectRoot,
     env: {
       ...process.env,

@@ -14,6 +14,12 @@ declare module "pg" {
     idleTimeoutMillis?: number | undefined
     connectionTimeoutMillis?: number | undefined
     application_name?: string | undefined
+    /** The connection class the pool dials with (default `Client`). */
+    Client?: typeof Client | undefined
+  }
+  /** One connection (the pool makes them; `Database` only subclasses it to bound its dial). */
+  export class Client {
+    constructor(config: PoolConfig)
   }
   export interface QueryResult {
     readonly rows: Array<Record<string, unknown>>
@@ -32,9 +38,9 @@ declare module "pg" {
   export class Pool {
     constructor(config: PoolConfig)
     readonly options: PoolConfig
-    query(text: string): Promise<QueryResult>
     connect(callback: (error: Error | undefined, client: PoolClient, release: (error?: Error) => void) => void): void
     on(event: "error", listener: (error: Error) => void): this
+    query(text: string): Promise<QueryResult>
     end(): Promise<void>
   }
 }

@@ -76,7 +76,7 @@ export const solanaBalanceReader = (options: SolanaBalanceOptions): BalanceReade
       if (mint === undefined) return 0n
       const ownerAddress = yield* Effect.try({ try: () => address(owner), catch: () => "not a Solana address" })
       const ata = findAssociatedTokenAddressSync(ownerAddress, mint).address
-      const { value } = yield* Effect.tryPromise(() => rpc.getMultipleAccounts([ata], { encoding: "base64", commitment: "confirmed" }).send())
+      const { value } = yield* Effect.tryPromise((signal) => rpc.getMultipleAccounts([ata], { encoding: "base64", commitment: "confirmed" }).send({ abortSignal: signal }))
       const account = value[0]
       if (account === null || account === undefined) return 0n
       const decoded = decodeSplTokenAccount(Buffer.from(account.data[0], "base64"))

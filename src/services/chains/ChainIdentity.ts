@@ -29,6 +29,7 @@ import { Bus, type BusError, Topics } from "../../../ingest/bus/Bus.js"
 import type { RetiredRanges } from "../../../ingest/bus/RetiredRanges.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
 import { HoodEndpoints } from "../../chain/hood/HoodEndpoints.js"
+import { InvalidRpcUrl, MalformedCredentials, redactUrlCredentials } from "../../chain/internal/JsonRpcHttp.js"
 import { postJsonRpc } from "../../chain/JsonRpcPost.js"
 import { SolanaEndpoints } from "../../chain/solana/SolanaEndpoints.js"
 import { failureFields } from "../../domain/ServiceFailure.js"
@@ -67,7 +68,8 @@ export const decideIdentity = (f: IdentityFacts): IdentityDecision => {
 }
 
 export class ChainIdentityError extends Schema.TaggedError<ChainIdentityError>()("ChainIdentityError", {
-  reason: Schema.Literal("mismatch", "unreachable", "storage"),
+  /** `misconfigured`: the node's URL cannot be used at all (it does not parse, or its user:password does not decode); never retried. */
+  reason: Schema.Literal("mismatch", "unreachable", "storage", "misconfigured"),
   ...failureFields
 }) {}
 
@@ -75,7 +77,7 @@ const chainName: Record<ChainId, string> = { solana: "Solana", hood: "Hood" }
 
 const rpc = async (url: string, method: string, params: ReadonlyArray<unknown> = []): Promise<unknown> => {
   const res = await postJsonRpc(url, method, params, 5_000)
-  const body = (await res.json()) as { result?: unknown; error?: { message?: string } }
+  const body = res.json() as { result?: unknown; error?: { message?: string } }
   if (body.error !== undefined || body.result === undefined || body.result === null) {
     throw new Error(`${method}: ${body.error?.message ?? `no result (HTTP ${res.status})`}`)
   }
@@ -91,15 +93,21 @@ export const observeIdentity = (chain: ChainId, rpcUrl: string): Effect.Effect<s
       const block0 = (await rpc(rpcUrl, "eth_getBlockByNumber", ["0x0", false])) as { hash?: string }
       return `${chainId}:${String(block0.hash)}`
     },
-    catch: (e) =>
-      new ChainIdentityError({
-        reason: "unreachable",
-        message: `cannot read the ${chainName[chain]} node's identity at ${rpcUrl}: ${e instanceof Error ? e.message : String(e)}`,
-        retryable: true
+    catch: (e) => {
+      const misconfigured = e instanceof MalformedCredentials || e instanceof InvalidRpcUrl
+      return new ChainIdentityError({
+        reason: misconfigured ? "misconfigured" : "unreachable",
+        message: `cannot read the ${chainName[chain]} node's identity at ${redactUrlCredentials(rpcUrl)}: ${e instanceof Error ? e.message : String(e)}`,
+        retryable: !misconfigured
       })
+    }
   }).pipe(
-    // A configured node may still be coming up: about 20 s of retries before the start fails.
-    Effect.retry({ schedule: Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("3 seconds"))), times: 10 })
+    // A configured node may still be coming up: about 20 s of retries before the start fails (a URL that cannot be used fails at once).
+    Effect.retry({
+      schedule: Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("3 seconds"))),
+      times: 10,
+      while: (e) => e.retryable === true
+    })
   )
 
 const metaKey = (chain: ChainId) => `chain_identity:${chain}`
@@ -252,7 +260,7 @@ export const checkChainIdentity = (
         return yield* new ChainIdentityError({
           reason: "mismatch",
           message:
-            `the ${name} node at ${c.rpcUrl} follows another chain (${observed}) than the one this engine's state was built from (${recorded}); ` +
+            `the ${name} node at ${redactUrlCredentials(c.rpcUrl)} follows another chain (${observed}) than the one this engine's state was built from (${recorded}); ` +
             `refusing to serve that state. Point the engine at the right node, or set ${RESET_CHAIN_STATE_ENV}=${c.chain} to delete ${name}'s ` +
             `derived state (markets, checkpoints, cursors, ClickHouse history, signals) and rebuild it from this node`
         })

@@ -1,7 +1,8 @@
 /**
  * How far ingestion trails the chains, as `/readyz` reports it beside its checks (a fact, never a
  * reason to be unready): per chain the last slot or block whose events the ingester published
- * (`published`) and the node's head read at the same time (`head`: Solana's newest slot at the
+ * (`published`) and the node's head read with it (`head`; a report that joins a head read already
+ * in flight gets that read's answer, sent up to its 1.5 s deadline earlier: Solana's newest slot at the
  * ingester's commitment, Hood's newest block), and `actorsPending`, the `chain.events` records the
  * market actors have not yet applied and checkpointed (end offsets minus the `actors` group's
  * committed offsets).
@@ -37,22 +38,44 @@ export interface IngestionSources {
   readonly actorsGroup: string
 }
 
-const rpcHead = (url: string, method: string, params: ReadonlyArray<unknown>): Effect.Effect<bigint | null> =>
-  Effect.tryPromise(async () => {
-    const res = await postJsonRpc(url, method, params, 1_500)
-    const body = (await res.json()) as { result?: unknown }
-    return typeof body.result === "number" || typeof body.result === "string" ? BigInt(body.result) : null
-  }).pipe(Effect.orElseSucceed(() => null))
+/** The longest one head read may take. */
+export const HEAD_READ_DEADLINE_MS = 1_500
+
+/**
+ * The node's head as one shared read: a caller joins the read in flight, if any, instead of
+ * starting its own, so however many `/readyz` run at once (the route is public and unlimited), at
+ * most one head read per chain holds a slot of the chain clients' HTTP client (`postJson`'s
+ * process bound and per-origin connections, which trades, launches and bundles share). A caller
+ * that gives up (its `/readyz` timeout) leaves the read to settle within its own deadline.
+ */
+const sharedHeadRead = (url: string, method: string, params: ReadonlyArray<unknown>): Effect.Effect<bigint | null> => {
+  let inFlight: Promise<bigint | null> | undefined
+  const read = async (): Promise<bigint | null> => {
+    try {
+      const res = await postJsonRpc(url, method, params, HEAD_READ_DEADLINE_MS)
+      const body = res.json() as { result?: unknown }
+      return typeof body.result === "number" || typeof body.result === "string" ? BigInt(body.result) : null
+    } catch {
+      return null
+    } finally {
+      inFlight = undefined
+    }
+  }
+  return Effect.promise(() => (inFlight ??= read()))
+}
 
 const text = (v: bigint | null) => (v === null ? null : v.toString())
 
-export const ingestionReport = (s: IngestionSources): Effect.Effect<IngestionReport> =>
-  Effect.all(
+/** The report as an effect run per `/readyz`; its head reads are shared by every run of this one effect (`sharedHeadRead`). */
+export const ingestionReport = (s: IngestionSources): Effect.Effect<IngestionReport> => {
+  const solanaHead = sharedHeadRead(s.solanaRpcUrl, "getSlot", [{ commitment: s.solanaCommitment }])
+  const hoodHead = sharedHeadRead(s.hoodRpcUrl, "eth_blockNumber", [])
+  return Effect.all(
     {
       solanaPublished: s.solanaPublished,
-      solanaHead: rpcHead(s.solanaRpcUrl, "getSlot", [{ commitment: s.solanaCommitment }]),
+      solanaHead,
       hoodPublished: s.hoodPublished,
-      hoodHead: rpcHead(s.hoodRpcUrl, "eth_blockNumber", []),
+      hoodHead,
       actorsPending: Effect.all([s.bus.endOffsets(Topics.chainEvents), s.bus.committed(s.actorsGroup, Topics.chainEvents)]).pipe(
         Effect.map(([end, committed]) => {
           let pending = 0
@@ -70,3 +93,4 @@ export const ingestionReport = (s: IngestionSources): Effect.Effect<IngestionRep
       actorsPending: r.actorsPending
     }))
   )
+}

@@ -15,7 +15,7 @@ export const solanaMigrationExecutor = (sender: RpcSender, keeper: KeyPairSigner
   chain: "solana",
   progressPosition: (attempt) =>
     Effect.tryPromise({
-      try: () => sender.rpc.getSlot({ commitment: "confirmed" }).send(),
+      try: (signal) => sender.rpc.getSlot({ commitment: "confirmed" }).send({ abortSignal: signal }),
       catch: describe
     }).pipe(Effect.map((slot) => solanaPosition(slot, 999_999, attempt % 10_000))),
   migrate: (core) =>

@@ -217,7 +217,18 @@ export interface CheckedKey {
  * locked or written; `reserve` still reads and locks the key itself.
  */
 export const checkKey = (key: CheckedKey, attempt: SpendAttempt): Effect.Effect<SpendDecision, never, SqlClient.SqlClient> =>
-  Effect.flatMap(Clock.currentTimeMillis, (nowMs) => decideFor({ ...keyOf(key), id: key.id }, attempt, nowMs)).pipe(Effect.withSpan("SpendGate.check"))
+  checkReadsWindow(key, attempt)
+    ? Effect.flatMap(Clock.currentTimeMillis, (nowMs) => decideFor({ ...keyOf(key), id: key.id }, attempt, nowMs)).pipe(Effect.withSpan("SpendGate.check"))
+    : Effect.map(Clock.currentTimeMillis, (nowMs) => checkKeyNow(key, attempt, nowMs))
+
+/** Whether `checkKey` reads the key's txLimit window (a buy on a key with a txLimit): its only SQL. */
+export const checkReadsWindow = (key: CheckedKey, attempt: SpendAttempt): boolean => key.txLimit !== null && attempt.side !== "sell"
+
+/**
+ * `checkKey`'s decision where it reads nothing (`checkReadsWindow` false: a sell, or a key without
+ * a txLimit): the same `decide` on the key row with no window usage. Pure: no span, no fiber.
+ */
+export const checkKeyNow = (key: CheckedKey, attempt: SpendAttempt, nowMs: number): SpendDecision => decide(keyOf(key), attempt, 0n, nowMs)
 
 /** `book` inside the caller's transaction (its settlement's). */
 export const bookIn = (input: BookInput): Effect.Effect<Booking, SqlError, SqlClient.SqlClient> =>

@@ -28,8 +28,9 @@ import {
 } from "@solana/kit"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { findCurveAddresses, getBuyInstruction, getPoolSwapInstruction, getSellInstruction, quoteAccountOf } from "../../chain/solana/client/CurveInstructions.js"
+import { curveAddressesOf, findCurveAddresses, getBuyInstruction, getPoolSwapInstruction, getSellInstruction, quoteAccountOf } from "../../chain/solana/client/CurveInstructions.js"
 import {
+  associatedTokenAddressOf,
   findAssociatedTokenAddress,
   getCreateAssociatedTokenInstruction,
   getTokenTransferInstruction,
@@ -37,6 +38,7 @@ import {
 } from "../../chain/solana/client/SplInstructions.js"
 import { memoInstruction } from "../../chain/solana/client/RequestMemo.js"
 import { buildTransactionMessage } from "../../chain/solana/client/Transactions.js"
+import { checkedAddress } from "../../chain/solana/client/Accounts.js"
 import { causedBy, customCodeOf } from "../../chain/solana/client/NodeRefusals.js"
 import { makeTransactionWatch, type Observed } from "../../chain/solana/client/TransactionWatch.js"
 import { buyLegFailure } from "../../chain/solana/launch/BuyLegTransaction.js"
@@ -302,7 +304,7 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
   /** Where `mint` trades now; undefined when it has no svc-curve curve (not launched here). One round trip: the curve and its pool together. */
   const venue = (mintText: string) =>
     Effect.gen(function* () {
-      const addresses = yield* Effect.promise(() => findCurveAddresses(address(mintText)))
+      const addresses = yield* Effect.promise(() => findCurveAddresses(checkedAddress(mintText)))
       const [curve, pool] = yield* accounts([addresses.curve, addresses.pool])
       return venueOf(curve, pool)
     })
@@ -310,18 +312,20 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
   /** What `owner` holds: lamports and its associated token account of `mint` (0 when none). One round trip. */
   const holdings = (ownerText: string, mintText: string) =>
     Effect.gen(function* () {
-      const ata = yield* Effect.promise(() => findAssociatedTokenAddress(address(ownerText), address(mintText)))
-      const [sys, token] = yield* accounts([address(ownerText), ata])
+      const owner = checkedAddress(ownerText)
+      const ata = yield* Effect.promise(() => findAssociatedTokenAddress(owner, checkedAddress(mintText)))
+      const [sys, token] = yield* accounts([owner, ata])
       return holdingsOf(mintText, sys, token)
     })
 
   /** The venue and the owner's holdings read at one slot in one round trip (the build's chain read when the engine's index does not hold the market). */
   const venueAndHoldings = (mintText: string, ownerText: string) =>
     Effect.gen(function* () {
-      const mint = address(mintText)
-      const owner = address(ownerText)
-      const [addresses, ata] = yield* Effect.promise(() => Promise.all([findCurveAddresses(mint), findAssociatedTokenAddress(owner, mint)]))
-      const [curve, pool, sys, token] = yield* accounts([addresses.curve, addresses.pool, owner, ata])
+      const mint = checkedAddress(mintText)
+      const owner = checkedAddress(ownerText)
+      // Derived synchronously (memoized): the read is the build's one asynchronous step.
+      const addresses = curveAddressesOf(mint)
+      const [curve, pool, sys, token] = yield* accounts([addresses.curve, addresses.pool, owner, associatedTokenAddressOf(owner, mint)])
       return { venue: venueOf(curve, pool), holdings: holdingsOf(mintText, sys, token) }
     })
 

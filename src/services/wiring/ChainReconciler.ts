@@ -32,7 +32,7 @@ export const chainClaimReconciler = (options: ChainReconcilerOptions): ClaimReco
       chain === "solana"
         ? bounded(
             Effect.tryPromise({
-              try: () => solana.getSignatureStatuses([signature as Signature], { searchTransactionHistory: true }).send(),
+              try: (signal) => solana.getSignatureStatuses([signature as Signature], { searchTransactionHistory: true }).send({ abortSignal: signal }),
               catch: () => "unavailable" as const
             }).pipe(
               Effect.map((r) => {

@@ -38,8 +38,8 @@ export const makeBlockEngineClient = (o: BlockEngineClientOptions): BlockEngineC
   const call = async (method: string, params: ReadonlyArray<unknown>): Promise<{ result?: unknown; error?: { code: number; message: string } } | string> => {
     try {
       const res = await postJsonRpc(o.url, method, params, timeoutMs)
-      if (!res.ok && res.status >= 500) return `HTTP ${res.status}`
-      return (await res.json()) as { result?: unknown; error?: { code: number; message: string } }
+      if (res.status >= 500) return `HTTP ${res.status}`
+      return res.json() as { result?: unknown; error?: { code: number; message: string } }
     } catch (e) {
       return e instanceof Error ? e.message : String(e)
     }

@@ -22,6 +22,7 @@ import { findProgramAddressSync, type Seed, Seeds } from "../program/Pda.js"
 import { SVC_CURVE_PROGRAM_ID, SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../program/ProgramIds.js"
 import { addressOf, readonly, type SignerInput, signerMeta, writable } from "./Accounts.js"
 import { findAssociatedTokenAddress } from "./SplInstructions.js"
+import { BoundedMemo } from "../../../platform/BoundedMemo.js"
 
 const pda = (seeds: Seed[]): Address => findProgramAddressSync(seeds, SVC_CURVE_PROGRAM_ID).address
 
@@ -41,17 +42,13 @@ export interface CurveAddressSet {
 }
 
 const ADDRESS_CACHE_MAX = 10_000
-const curveAddressCache = new Map<Address, Promise<CurveAddressSet>>()
+const curveAddressCache = new BoundedMemo<Address, CurveAddressSet>(ADDRESS_CACHE_MAX)
 
-/** Every svc-curve address of a mint (memoized in a bounded map: they never change). */
-export const findCurveAddresses = (mint: Address): Promise<CurveAddressSet> => {
-  const hit = curveAddressCache.get(mint)
-  if (hit !== undefined) return hit
-  if (curveAddressCache.size >= ADDRESS_CACHE_MAX) curveAddressCache.clear()
-  const found = new Promise<CurveAddressSet>((resolve) => resolve(deriveCurveAddresses(mint)))
-  curveAddressCache.set(mint, found)
-  return found
-}
+/** Every svc-curve address of a mint, derived synchronously (memoized in a bounded map: they never change). Throws on a mint that is not an address. */
+export const curveAddressesOf = (mint: Address): CurveAddressSet => curveAddressCache.get(mint, mint, deriveCurveAddresses)
+
+/** `curveAddressesOf` as a promise (a failure rejects it). */
+export const findCurveAddresses = (mint: Address): Promise<CurveAddressSet> => new Promise<CurveAddressSet>((resolve) => resolve(curveAddressesOf(mint)))
 
 const deriveCurveAddresses = (mint: Address): CurveAddressSet => {
   const config = pda(Seeds.config())

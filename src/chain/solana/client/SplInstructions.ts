@@ -11,18 +11,22 @@ import { ASSOCIATED_TOKEN_PROGRAM_ID, SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID } from
 import { readonly, type SignerInput, signerMeta, writable } from "./Accounts.js"
 
 const ATA_CACHE_MAX = 10_000
-const ataCache = new Map<string, Promise<Address>>()
+const ataCache = new Map<string, Address>()
 
-/** The ATA of `owner` for `mint` (memoized in a bounded map; derived synchronously, see program/Pda.ts). */
-export const findAssociatedTokenAddress = (owner: Address, mint: Address): Promise<Address> => {
+/** The ATA of `owner` for `mint`, derived synchronously (see program/Pda.ts) and memoized in a bounded map. Throws on a key that is not an address. */
+export const associatedTokenAddressOf = (owner: Address, mint: Address): Address => {
   const key = `${owner}:${mint}`
   const hit = ataCache.get(key)
   if (hit !== undefined) return hit
+  const found = findAssociatedTokenAddressSync(owner, mint).address
   if (ataCache.size >= ATA_CACHE_MAX) ataCache.clear()
-  const found = new Promise<Address>((resolve) => resolve(findAssociatedTokenAddressSync(owner, mint).address))
   ataCache.set(key, found)
   return found
 }
+
+/** `associatedTokenAddressOf` as a promise (a failure rejects it). */
+export const findAssociatedTokenAddress = (owner: Address, mint: Address): Promise<Address> =>
+  new Promise<Address>((resolve) => resolve(associatedTokenAddressOf(owner, mint)))
 
 // --- System ----------------------------------------------------------------------------------
 

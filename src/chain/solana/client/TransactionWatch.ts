@@ -12,7 +12,7 @@ import {
   SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED,
   signature as asSignature
 } from "@solana/kit"
-import { Duration, Effect, Either } from "effect"
+import { Effect, Either } from "effect"
 import { awaitUntil } from "../../../platform/AwaitUntil.js"
 import { createNodeSolanaRpc } from "../../internal/JsonRpcHttp.js"
 import { transactionErrorText } from "../launch/LaunchFailure.js"
@@ -32,13 +32,41 @@ export interface Refused {
 
 export const makeTransactionWatch = <E>(rpcUrl: string, unavailable: (message: string) => E, timeoutMs = 5_000) => {
   const rpc = createNodeSolanaRpc(rpcUrl)
-  const timeout = Duration.millis(timeoutMs)
 
+  /**
+   * One chain read, bounded by `timeoutMs`: its own abort signal aborts the call when the deadline
+   * passes (failing "timed out") or the fiber is interrupted. One timer and no fiber: a
+   * `timeoutFail` race forks two fibers per read (with their fiber refs and the loser's
+   * interruption), the larger part of a trade build's garbage.
+   */
   const read = <A>(what: string, run: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, E> =>
-    Effect.tryPromise({ try: run, catch: (e) => e }).pipe(
-      Effect.timeoutFail({ duration: timeout, onTimeout: () => "timed out" }),
-      Effect.mapError((e) => unavailable(`${what} failed: ${String(e)}`))
-    )
+    Effect.async<A, E>((resume) => {
+      const controller = new AbortController()
+      let settled = false
+      const settle = (effect: Effect.Effect<A, E>) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        resume(effect)
+      }
+      const timer = setTimeout(() => {
+        settle(Effect.fail(unavailable(`${what} failed: timed out`)))
+        controller.abort()
+      }, timeoutMs)
+      try {
+        run(controller.signal).then(
+          (a) => settle(Effect.succeed(a)),
+          (e) => settle(Effect.fail(unavailable(`${what} failed: ${String(e)}`)))
+        )
+      } catch (e) {
+        settle(Effect.fail(unavailable(`${what} failed: ${String(e)}`)))
+      }
+      return Effect.sync(() => {
+        settled = true
+        clearTimeout(timer)
+        controller.abort()
+      })
+    })
 
   const send = (signedBase64: string): Effect.Effect<void, Refused> =>
     Effect.tryPromise({

@@ -38,12 +38,14 @@ const attempt = async <A>(f: () => Promise<A>): Promise<A | undefined> => {
   }
 }
 
-export const readSentBundle = async (rpc: Rpc<SolanaRpcApi>, v: SentBundleView): Promise<BundleRead> => {
+/** `signal` (the caller's fiber's, when it runs under Effect) ends the pass's reads when the fiber is interrupted. */
+export const readSentBundle = async (rpc: Rpc<SolanaRpcApi>, v: SentBundleView, signal?: AbortSignal): Promise<BundleRead> => {
+  const sent = signal === undefined ? {} : { abortSignal: signal }
   const signatures = [v.launchSignature, ...v.buySignatures]
   const [statuses, height, health] = await Promise.all([
-    attempt(() => rpc.getSignatureStatuses(signatures.map(asSignature), { searchTransactionHistory: true }).send()),
-    attempt(() => rpc.getBlockHeight({ commitment: "confirmed" }).send()),
-    attempt(() => rpc.getHealth().send())
+    attempt(() => rpc.getSignatureStatuses(signatures.map(asSignature), { searchTransactionHistory: true }).send(sent)),
+    attempt(() => rpc.getBlockHeight({ commitment: "confirmed" }).send(sent)),
+    attempt(() => rpc.getHealth().send(sent))
   ])
   const blockhashExpired = health === "ok" && height !== undefined && height > v.lastValidBlockHeight
   if (statuses === undefined) return { launch: "unreadable", slot: null, blockhashExpired: false, buys: v.buySignatures.map(() => ({ status: "unreadable" })) }
@@ -55,7 +57,7 @@ export const readSentBundle = async (rpc: Rpc<SolanaRpcApi>, v: SentBundleView):
       if (s === null) return { status: "absent" }
       if (s.err !== null) return { status: "failed", err: s.err }
       const tx = await attempt(() =>
-        rpc.getTransaction(asSignature(sig), { encoding: "json", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send()
+        rpc.getTransaction(asSignature(sig), { encoding: "json", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send(sent)
       )
       if (tx === undefined || tx === null || tx.meta === null) return { status: "unreadable" }
       const view = (rows: ReadonlyArray<{ mint: string; owner?: string | undefined; uiTokenAmount: { amount: string } }> | null | undefined) =>

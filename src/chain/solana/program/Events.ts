@@ -176,7 +176,7 @@ export const decodeCurveEvent = (bytes: Uint8Array): CurveEvent | undefined =>
       case CurveEventTag.CurveCreated:
         e = {
           kind: "CurveCreated",
-          mint: r.address(), curve: r.address(), creator: r.address(), quoteMint: r.address(),
+          mint: r.address(), curve: r.address(), creator: r.walletAddress(), quoteMint: r.address(),
           virtualQuoteRaw: r.u64(), thresholdRaw: r.u64(), supplyRaw: r.u64(), tokenReserveRaw: r.u64(),
           stakerAllocationBps: r.u16(), feeBps: r.u16(), creatorFeeBps: r.u16(),
           mode: valueOf(CurveModes, r.u8()), tokenDecimals: r.u8(), quoteDecimals: r.u8(),
@@ -186,7 +186,7 @@ export const decodeCurveEvent = (bytes: Uint8Array): CurveEvent | undefined =>
       case CurveEventTag.Trade:
         e = {
           kind: "Trade",
-          mint: r.address(), curve: r.address(), trader: r.address(), side: readSide(r),
+          mint: r.address(), curve: r.address(), trader: r.walletAddress(), side: readSide(r),
           amountInRaw: r.u64(), amountOutRaw: r.u64(), feeRaw: r.u64(), creatorFeeRaw: r.u64(),
           virtualQuoteAfterRaw: r.u64(), virtualTokenAfterRaw: r.u64(), realQuoteAfterRaw: r.u64(),
           crossesGraduation: r.bool()
@@ -202,14 +202,14 @@ export const decodeCurveEvent = (bytes: Uint8Array): CurveEvent | undefined =>
       case CurveEventTag.CurveMigrated:
         e = {
           kind: "CurveMigrated",
-          mint: r.address(), curve: r.address(), pool: r.address(), keeper: r.address(),
+          mint: r.address(), curve: r.address(), pool: r.address(), keeper: r.walletAddress(),
           quoteMovedRaw: r.u64(), tokensMovedRaw: r.u64(), poolFeeBps: r.u16()
         }
         break
       case CurveEventTag.PoolSwap:
         e = {
           kind: "PoolSwap",
-          mint: r.address(), pool: r.address(), trader: r.address(), side: readSide(r),
+          mint: r.address(), pool: r.address(), trader: r.walletAddress(), side: readSide(r),
           amountInRaw: r.u64(), amountOutRaw: r.u64(), feeRaw: r.u64(), creatorFeeRaw: r.u64(),
           quoteReserveAfterRaw: r.u64(), tokenReserveAfterRaw: r.u64()
         }
@@ -217,7 +217,7 @@ export const decodeCurveEvent = (bytes: Uint8Array): CurveEvent | undefined =>
       case CurveEventTag.CreatorFeeClaimed:
         e = {
           kind: "CreatorFeeClaimed",
-          mint: r.address(), curve: r.address(), creator: r.address(),
+          mint: r.address(), curve: r.address(), creator: r.walletAddress(),
           amountRaw: r.u64(), claimedTotalRaw: r.u64()
         }
         break

@@ -13,7 +13,7 @@
  */
 import { createHash } from "node:crypto"
 import { type Address, isOffCurveAddress } from "@solana/kit"
-import { addressFromBytes, addressToBytes, utf8Bytes } from "./internal/bytes.js"
+import { addressFromBytesOnce, addressToBytes, utf8Bytes } from "./internal/bytes.js"
 import { ASSOCIATED_TOKEN_PROGRAM_ID, SVC_CURVE_PROGRAM_ID, TOKEN_PROGRAM_ID } from "./ProgramIds.js"
 
 export const MAX_SEEDS = 16
@@ -44,7 +44,9 @@ const hashCandidate = (seeds: ReadonlyArray<Seed>, programId: Address): Uint8Arr
 /** The address for exactly these seeds (bump included by the caller), or undefined when on-curve. */
 export const createProgramAddressSync = (seeds: ReadonlyArray<Seed>, programId: Address): Address | undefined => {
   checkSeeds(seeds, 0)
-  const candidate = addressFromBytes(hashCandidate(seeds, programId))
+  // Not through the base58 memo: a bump search's rejected candidates never come back, and the
+  // found address is kept by `find`'s own cache.
+  const candidate = addressFromBytesOnce(hashCandidate(seeds, programId))
   return isOffCurveAddress(candidate) ? candidate : undefined
 }
 

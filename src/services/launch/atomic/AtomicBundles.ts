@@ -32,7 +32,7 @@ export const makeAtomicBundles = (config: AtomicLaunchConfig, deps: AtomicLaunch
   const runner =
     config.engine === undefined
       ? undefined
-      : makeRunner({ engine: config.engine, readChain: (v) => readSentBundle(rpc, v), statusDeadlineMs: o.statusDeadlineMs, pollMs: o.pollMs })
+      : makeRunner({ engine: config.engine, readChain: (v, signal) => readSentBundle(rpc, v, signal), statusDeadlineMs: o.statusDeadlineMs, pollMs: o.pollMs })
   /**
    * A bundle is driven under its row lease, by one fiber of one process: a lease this process
    * already holds is not taken again, so the lease alone excludes a second fiber here too.

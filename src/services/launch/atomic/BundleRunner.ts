@@ -42,7 +42,8 @@ export interface RunnerIo<E> {
 
 export interface RunnerOptions {
   readonly engine: BlockEngineClient
-  readonly readChain: (v: SentBundleView) => Promise<BundleRead>
+  /** `signal` is the reading fiber's: interrupting it ends the pass's chain reads. */
+  readonly readChain: (v: SentBundleView, signal?: AbortSignal) => Promise<BundleRead>
   /** How long `send` waits for the engine's verdict (default 30 s). */
   readonly statusDeadlineMs?: number
   /** Between status polls (default 100 ms). */
@@ -132,7 +133,7 @@ export const makeRunner = (o: RunnerOptions) => {
   const recover = <E>(s: BundleState, buyers: ReadonlyArray<string>, mint: string, lastValidBlockHeight: bigint, io: RunnerIo<E>) =>
     Effect.gen(function* () {
       if (s.launchSignature === null) return s
-      const read = yield* Effect.promise(() => o.readChain(view(s, buyers, mint, lastValidBlockHeight)))
+      const read = yield* Effect.promise((signal) => o.readChain(view(s, buyers, mint, lastValidBlockHeight), signal))
       return yield* apply(s, toChainRead(read, yield* now), io)
     })
 
@@ -170,7 +171,7 @@ export const makeRunner = (o: RunnerOptions) => {
       if (st._tag !== "Landed") return yield* apply(state, { _tag: "EngineFailed", detail: "block engine reports the bundle failed", atMs: yield* now }, io)
       // Each buy's own outcome, once the slot is confirmed (until the same deadline).
       const legs = yield* awaitUntil(
-        Effect.promise(() => o.readChain(view(state, buyers, mint, lastValidBlockHeight))),
+        Effect.promise((signal) => o.readChain(view(state, buyers, mint, lastValidBlockHeight), signal)),
         (read) => read.launch === "landed" && read.buys.every((b) => b.status === "landed" || b.status === "failed"),
         { what: "the legs' own statuses", timeoutMs: Math.max(0, deadline - (yield* now)), intervalMs: pollMs }
       ).pipe(Effect.option)

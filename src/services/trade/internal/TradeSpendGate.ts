@@ -8,11 +8,13 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import type { SpendError } from "../../spend/SpendError.js"
-import type { SpendAttempt } from "../../spend/SpendGate.js"
-import { check as checkSpend, checkKey, holdAround } from "../../spend/SpendStore.js"
+import type { SpendAttempt, SpendDecision } from "../../spend/SpendGate.js"
+import { check as checkSpend, checkKey, checkKeyNow, checkReadsWindow, holdAround } from "../../spend/SpendStore.js"
 import type { TradeCaller, TradeRequest } from "../TradeInputs.js"
 import { tradeReservationId } from "../TradeStore.js"
 import type { TradeContext } from "./TradeContext.js"
+
+const refusedOrVoid = (d: SpendDecision): Effect.Effect<void, SpendError> => (d._tag === "Refused" ? Effect.fail(d.error) : Effect.void)
 
 export const makeTradeSpendGate = (ctx: TradeContext) => {
   const { store } = ctx
@@ -32,8 +34,10 @@ export const makeTradeSpendGate = (ctx: TradeContext) => {
     const input = gated(caller, request, spend)
     if (input === undefined) return Effect.void
     const key = caller.spendKey
-    const decision = key !== undefined && key.prefix === input.keyPrefix ? checkKey(key, spend) : checkSpend(input)
-    return withSql(decision).pipe(Effect.flatMap((d) => (d._tag === "Refused" ? Effect.fail(d.error) : Effect.void)))
+    const onKey = key !== undefined && key.prefix === input.keyPrefix
+    // No window to read (a key without a txLimit): decided in place, with no SQL client provided.
+    if (onKey && !checkReadsWindow(key, spend)) return Effect.flatMap(ctx.clock.currentTimeMillis, (nowMs) => refusedOrVoid(checkKeyNow(key, spend, nowMs)))
+    return withSql(onKey ? checkKey(key, spend) : checkSpend(input)).pipe(Effect.flatMap(refusedOrVoid))
   }
 
   /**

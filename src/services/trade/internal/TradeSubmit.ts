@@ -43,17 +43,18 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
       : makeHoodTradeSubmit(ctx, { hood: ctx.hood, fromProvider, refusedQuote, replayOf, answerOf, spendChecked: (c, r, s) => spendChecked(c, r, s) })
 
   /**
-   * The dry run: the wallet's funds and the spend gate's decision checked together (a chain read
-   * and a SQL read at once); refused in that order when both refuse.
+   * The dry run: the wallet's funds, then the spend gate's decision (refused in that order when
+   * both refuse). The funds are the holdings the venue read already brought (no read), and the
+   * gate reads SQL only for a buy on a key with a txLimit: in turn, without the two fibers a
+   * concurrent pair forks per build.
    */
   const dryRun = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeDryRunView, TradeFailure> =>
     request.chain === "hood" && hood !== undefined
       ? hood.dryRun(caller, request)
       : Effect.gen(function* () {
           const p = yield* quoted(caller, request)
-          const [funds, gate] = yield* Effect.all([Effect.either(funded(request, p)), Effect.either(spendChecked(caller, request, p.spend))], { concurrency: 2 })
-          if (funds._tag === "Left") return yield* Effect.fail(funds.left)
-          if (gate._tag === "Left") return yield* Effect.fail(gate.left)
+          yield* funded(request, p)
+          yield* spendChecked(caller, request, p.spend)
           return {
             dryRun: true,
             clientTradeId: request.clientTradeId,

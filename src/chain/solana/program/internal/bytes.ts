@@ -4,7 +4,8 @@
  * past the end, an integer out of its width or a string over its byte limit throws RangeError.
  * Public decoders catch it and return `undefined`; encoders let it surface (a programmer error).
  */
-import { getAddressDecoder, getAddressEncoder, type Address } from "@solana/kit"
+import { address, getAddressDecoder, getAddressEncoder, type Address } from "@solana/kit"
+import { BoundedMemo } from "../../../../platform/BoundedMemo.js"
 
 const addressEncoder = getAddressEncoder()
 const addressDecoder = getAddressDecoder()
@@ -20,7 +21,33 @@ export const addressToBytes = (a: Address): Uint8Array => {
   return out
 }
 
-export const addressFromBytes = (bytes: Uint8Array): Address => addressDecoder.decode(bytes)
+/**
+ * Base58 through kit's codec is a BigInt loop (about 7 KB of garbage per 32-byte key, both ways),
+ * and the keys an engine decodes and checks recur (its curves, mints, vaults, wallets): each is
+ * converted once and kept, keyed by its 32 bytes (as a latin1 string) or by its text. Bounded:
+ * a memo that reaches `ADDRESS_MEMO_MAX` entries is cleared. Pure functions of their input, so a
+ * hit answers exactly what the codec would.
+ */
+export const ADDRESS_MEMO_MAX = 4_096
+const addressOfBytes = new BoundedMemo<string, Address>(ADDRESS_MEMO_MAX)
+const checkedText = new BoundedMemo<string, Address>(ADDRESS_MEMO_MAX)
+const decodeAddress = (bytes: Uint8Array): Address => addressDecoder.decode(bytes)
+
+/** The base58 address of 32 bytes (kit's decoder, memoized). */
+export const addressFromBytes = (bytes: Uint8Array): Address =>
+  bytes.length !== 32 ? addressDecoder.decode(bytes) : addressOfBytes.get(Buffer.from(bytes.buffer, bytes.byteOffset, 32).toString("latin1"), bytes, decodeAddress)
+
+/** `text` as an `Address` once kit's `address()` accepted it (throws as it does otherwise); memoized. */
+export const checkedAddress = (text: string): Address => checkedText.get(text, text, address)
+
+/**
+ * The base58 address of 32 bytes, NOT memoized: for keys that seldom come back (a PDA search's
+ * rejected candidates, the wallets in a stream of events), which would only evict the hot ones.
+ */
+export const addressFromBytesOnce = (bytes: Uint8Array): Address => addressDecoder.decode(bytes)
+
+/** Entries kept now (bytes → address, text checked): for tests of the bound. */
+export const addressMemoSizes = (): { readonly bytes: number; readonly text: number } => ({ bytes: addressOfBytes.size, text: checkedText.size })
 
 export const utf8Bytes = (s: string): Uint8Array => utf8Encoder.encode(s)
 
@@ -158,13 +185,18 @@ export class ByteReader {
   }
 
   address(): Address {
-    return addressDecoder.decode(this.bytesOf(32))
+    return addressFromBytes(this.bytesOf(32))
+  }
+
+  /** A 32-byte key that seldom recurs (an event's wallet): decoded without the memo. */
+  walletAddress(): Address {
+    return addressFromBytesOnce(this.bytesOf(32))
   }
 
   /** A 32-byte key where all zeros means none. */
   optionalAddress(): Address | null {
     const b = this.bytesOf(32)
-    return b.every((x) => x === 0) ? null : addressDecoder.decode(b)
+    return b.every((x) => x === 0) ? null : addressFromBytes(b)
   }
 
   fixedUtf8(maxBytes: number): string {

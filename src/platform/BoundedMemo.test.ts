@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest"
+import { BoundedMemo } from "./BoundedMemo.js"
+
+describe("BoundedMemo", () => {
+  it("computes once per key, clears at the bound before keeping one more, and keeps nothing when compute throws", () => {
+    const memo = new BoundedMemo<number, string>(3)
+    let calls = 0
+    const f = (n: number) => {
+      calls++
+      if (n < 0) throw new Error("negative")
+      return `v${n}`
+    }
+    expect([memo.get(1, 1, f), memo.get(1, 1, f), memo.get(2, 2, f), memo.get(3, 3, f)]).toEqual(["v1", "v1", "v2", "v3"])
+    expect([calls, memo.size]).toEqual([3, 3])
+    // At the bound: the fourth key clears the memo and is the one kept.
+    expect(memo.get(4, 4, f)).toBe("v4")
+    expect(memo.size).toBe(1)
+    expect(memo.get(1, 1, f)).toBe("v1")
+    expect(calls).toBe(5)
+    expect(() => memo.get(-1, -1, f)).toThrow("negative")
+    expect(memo.size).toBe(2)
+  })
+})

@@ -1,0 +1,28 @@
+/**
+ * A memo of a pure function, bounded: at `max` entries it is cleared before the next one is kept
+ * (the values recur, so a clear costs one recomputation each; no per-entry bookkeeping on the hot
+ * path as an LRU would have). A `compute` that throws keeps nothing.
+ */
+export class BoundedMemo<K, V> {
+  private readonly map = new Map<K, V>()
+
+  constructor(readonly max: number) {}
+
+  get size(): number {
+    return this.map.size
+  }
+
+  /** The value kept for `key`, else `compute(arg)`, kept. `arg` rather than a closure: nothing allocated per call. */
+  get<A>(key: K, arg: A, compute: (arg: A) => V): V {
+    const hit = this.map.get(key)
+    if (hit !== undefined) return hit
+    const value = compute(arg)
+    if (this.map.size >= this.max) this.map.clear()
+    this.map.set(key, value)
+    return value
+  }
+
+  clear(): void {
+    this.map.clear()
+  }
+}

@@ -1,0 +1,91 @@
+import { Effect, Fiber, TestClock } from "effect"
+import { describe, expect, it } from "@effect/vitest"
+import type { Account, Chain, Hash, PublicClient } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import { type HoodWallet, hoodWallet } from "../chain/hood/client/HoodClient.js"
+import { ethUsdFeedAbi } from "../chain/hood/abi.generated.js"
+import { GENESIS_ETH_USD_ANSWER } from "../chain/hood/localnet/Deploy.js"
+import { ETH_USD_REPORTER_KEY } from "../chain/hood/localnet/DevAccounts.js"
+import { publicClientOf, startHoodLocalnet } from "../chain/hood/localnet/testkit.js"
+import { runEthUsdPublisher } from "./EthUsdPublisher.js"
+
+/**
+ * Waits until the publisher sleeps until its next look on the TestClock (its post, if any, done):
+ * bounded by a 20 s deadline on the wall clock, giving the event loop a turn between checks.
+ */
+const asleep = Effect.gen(function* () {
+  const deadline = Date.now() + 20_000
+  while ((yield* TestClock.sleeps()).length === 0) {
+    if (Date.now() > deadline) throw new Error("the publisher did not come back to its sleep within 20 s")
+    yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 1)))
+  }
+})
+
+/** After the first look, advances the Clock look by look (`intervalMs`), `looks` times, noting the time. */
+const runLooks = (setNow: (ms: number) => void, intervalMs: number, looks: number) =>
+  Effect.gen(function* () {
+    yield* asleep
+    for (let i = 1; i <= looks; i++) {
+      setNow(i * intervalMs)
+      yield* TestClock.adjust(`${intervalMs} millis`)
+      yield* asleep
+    }
+  })
+
+const account = privateKeyToAccount(ETH_USD_REPORTER_KEY)
+const feed = "0x00000000000000000000000000000000000000f1" as const
+
+/** Clients whose receipts say `reverted` for the posts whose numbers are in `revert`; notes each post's Clock time. */
+const scriptedClients = (revert: ReadonlySet<number>) => {
+  const posts: Array<number> = []
+  let now = 0
+  const wallet = {
+    writeContract: () => {
+      posts.push(now)
+      return Promise.resolve(`0x${String(posts.length).padStart(64, "0")}` as Hash)
+    }
+  } as unknown as HoodWallet
+  const publicClient = {
+    waitForTransactionReceipt: ({ hash }: { hash: Hash }) => Promise.resolve({ status: revert.has(Number(BigInt(hash))) ? "reverted" : "success", transactionHash: hash })
+  } as unknown as PublicClient
+  return { clients: { publicClient, wallet, chain: { id: 31337 } as Chain, account: account as Account }, posts, setNow: (ms: number) => (now = ms) }
+}
+
+const options = { seed: 7, feed, intervalMs: 2_000, heartbeatMs: 15_000, move: false, startAnswer: GENESIS_ETH_USD_ANSWER }
+
+describe("runEthUsdPublisher", () => {
+  it.effect("a reverted update is not a post: the next look posts again, and the heartbeat counts from the successful one", () =>
+    Effect.gen(function* () {
+      const { clients, posts, setNow } = scriptedClients(new Set([1]))
+      const fiber = yield* Effect.fork(runEthUsdPublisher(clients, options))
+      yield* runLooks(setNow, 2_000, 10)
+      yield* Fiber.interrupt(fiber)
+      expect(posts).toEqual([0, 2_000, 18_000])
+    })
+  )
+
+  it.effect(
+    "on the Hood localnet, quiet: AnswerUpdated at start and then only at each heartbeat over 40 s of looks",
+    () =>
+      Effect.gen(function* () {
+        const net = yield* Effect.promise(() => startHoodLocalnet())
+        try {
+          const ethUsdFeed = net.addresses.ethUsdFeed
+          if (ethUsdFeed === undefined) throw new Error("the localnet deployed no ETH/USD feed")
+          const publicClient = publicClientOf(net)
+          const clients = { publicClient, wallet: hoodWallet(net.chain, account, net.rpcUrl), chain: net.chain, account }
+          const from = yield* Effect.promise(() => publicClient.getBlockNumber())
+          const fiber = yield* Effect.fork(runEthUsdPublisher(clients, { ...options, feed: ethUsdFeed }))
+          yield* runLooks(() => undefined, 2_000, 20) // 21 looks: posts at 0, 16 and 32 s
+          yield* Fiber.interrupt(fiber)
+          const logs = yield* Effect.promise(() =>
+            publicClient.getContractEvents({ address: ethUsdFeed, abi: ethUsdFeedAbi, eventName: "AnswerUpdated", fromBlock: from + 1n })
+          )
+          expect(logs.map((l) => l.args.current)).toEqual([GENESIS_ETH_USD_ANSWER, GENESIS_ETH_USD_ANSWER, GENESIS_ETH_USD_ANSWER])
+        } finally {
+          yield* Effect.promise(() => net.close())
+        }
+      }),
+    120_000
+  )
+})
