@@ -4,8 +4,10 @@
  * session `USE`s it, the server client sends it with every request) so the same text runs on
  * both executors. Statements must be idempotent (`IF NOT EXISTS`): with no locks in
  * ClickHouse, a migration interrupted half way, or run by two starting processes, is simply
- * run again; a migration with a `run` program (0006) makes that program safe to re-run from any
- * point. A migration that has shipped is never edited; add a new one.
+ * run again. A migration with a `run` program (0006) makes that program safe to re-run from any
+ * crash point, but not to run twice at once: a start on a ClickHouse server refuses it, and
+ * `npm run clickhouse:migrate` runs it once with every engine stopped (ClickHouse.ts,
+ * `MigrationPrograms`). A migration that has shipped is never edited; add a new one.
  */
 import { schemaMigrations } from "./0001_schema_migrations.js"
 import { trades } from "./0002_trades.js"
