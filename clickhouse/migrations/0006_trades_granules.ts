@@ -11,18 +11,27 @@
  * A rebuild is a program, not idempotent DDL (ClickHouse cannot change a table's granularity in
  * place, and plain DDL cannot say "only if not done yet"), so it is this migration's `run`.
  * Its state lives in the database, and every step is safe to re-run from wherever a crash
- * (kill -9) left it:
- * 1. `trades` already has the new layout (the table's comment `layout 0006`): a crash came
- *    after the exchange; only the finish is left (step 5).
+ * (kill -9) left it. It is not safe to run twice at once (two runs drop each other's copy, and
+ * one can drop the only complete table), and it must run with no writer: on chDB the engine's
+ * start runs it (one process per data directory, migrating before its writers start); on a
+ * ClickHouse server a start refuses it and `npm run clickhouse:migrate` runs it, once, with
+ * every engine stopped (`MigrationPrograms` in ClickHouse.ts). The steps:
+ * 1. Merges on `trades` started (idempotent: a run killed with them stopped, on a server, left
+ *    them so). `trades` already has the new layout (the table's comment `layout 0006`): a
+ *    crash came after the exchange; only the finish is left (step 5).
  * 2. Otherwise `trades` is 0002's table and holds every row. A leftover `trades_0006` is a
- *    copy an interrupted run began: dropped. The new table is created empty and every stored
+ *    copy an interrupted run began: dropped. The disk must have the table's bytes and half
+ *    again free (`copySpaceRefusal`). The new table is created empty and every stored
  *    row copied into it as it is, unmerged copies of a trade included, one day per insert in
- *    time order, merges stopped on both tables until the check (`copyDaySql`; the
- *    `MATERIALIZED` volume and price columns are recomputed by the same expressions).
+ *    time order (logged at Info: rows and time per day), merges stopped on both tables until the
+ *    check (`copyDaySql`; the `MATERIALIZED` volume and price columns are recomputed by the same
+ *    expressions). On any failure from here to the swap, merges on `trades` are started again and
+ *    the copy dropped (`undoCopy`).
  * 3. Verified: the same row count and the same order-free fingerprint (a wrapping sum of a
- *    hash of every stored column) in both tables, or the migration fails with `trades` untouched
- *    (a writer inserted meanwhile: this migration must run with no writer, which the engine
- *    ensures by migrating before it starts its writers).
+ *    hash of every stored column) in both tables, or the migration fails with `trades` untouched.
+ *    This catches a row written during the copy, not one written between the check and the
+ *    swap (that row stays in the old table and is dropped with it): the check narrows the
+ *    window; only running with no writer closes it.
  * 4. `EXCHANGE TABLES trades AND trades_0006`: one atomic swap (the Atomic database engine,
  *    chDB's and the server's default), so `trades` is at every instant one complete table.
  * 5. The finish: the candle view (0003) re-created with 0003's statement if `trades` no longer
@@ -33,7 +42,7 @@
  *    name `trades` only.
  * The runner records the migration only after `run` returns, so a crash anywhere re-runs it.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import type { ClickHouseShape } from "../ClickHouse.js"
 import { ClickHouseError } from "../ClickHouseError.js"
 import { candles1m } from "./0003_candles_1m.js"
@@ -88,8 +97,9 @@ export const tradesTableSql = (name: string) => `CREATE TABLE ${name} (
 export const tradesStoredColumns =
   "id, chain, mint, venue, side, trader, amount_in_raw, amount_out_raw, fee_raw, refund_raw, quote_consumed_raw, quote_reserve_raw, token_reserve_raw, real_quote_raw, crosses_graduation, position, ts, signature, version, retracted"
 
-/** The days (UTC) that hold trades in `source`, oldest first. */
-export const tradesDaysSql = (source: string) => `SELECT DISTINCT toString(toDate(ts, 'UTC')) AS day FROM ${source} ORDER BY day`
+/** The days (UTC) that hold trades in `source`, oldest first, with their stored rows. */
+export const tradesDaysSql = (source: string) =>
+  `SELECT toString(toDate(ts, 'UTC')) AS day, toString(count()) AS n FROM ${source} GROUP BY day ORDER BY day`
 
 /**
  * One day's stored rows of `source` into `target`, as they are (`day`: `YYYY-MM-DD`, checked by
@@ -117,46 +127,107 @@ export interface RebuildHooks {
 
 const failed = (message: string) => new ClickHouseError({ reason: "MigrationFailed", message })
 
+/**
+ * The free space the copy asks for: the old table's bytes on disk plus half (the copy is a second
+ * table with the same rows; 1024-row granules and 8 KiB blocks compress a little worse, and the
+ * disk also holds everything else).
+ */
+export const copySpaceNeeded = (tradesBytes: bigint): bigint => tradesBytes + tradesBytes / 2n
+
+/** Why the copy does not start on a disk with `freeBytes` free for a table of `tradesBytes`; undefined when it fits. */
+export const copySpaceRefusal = (disk: string, freeBytes: bigint, tradesBytes: bigint): string | undefined => {
+  const needed = copySpaceNeeded(tradesBytes)
+  return freeBytes >= needed
+    ? undefined
+    : `rebuild of trades: disk ${disk} has ${freeBytes} bytes free, and the copy needs ${needed} (trades holds ${tradesBytes} bytes on disk, plus half); free space and start again; trades is unchanged`
+}
+
+const spaceSql = `SELECT p.disk AS disk, toString(p.bytes) AS bytes, toString(d.free_space) AS free
+  FROM (SELECT any(disk_name) AS disk, sum(bytes_on_disk) AS bytes FROM system.parts
+        WHERE database = currentDatabase() AND table = 'trades' AND active) AS p
+  LEFT JOIN system.disks AS d ON d.name = p.disk`
+
 /** Rebuilds `trades` into the 0006 layout; a no-op once done (see the module comment for the steps). */
 export const rebuildTrades = (ch: ClickHouseShape, hooks: RebuildHooks = {}): Effect.Effect<void, ClickHouseError> =>
   Effect.gen(function* () {
     const step = (s: RebuildStep) => hooks.onStep?.(s) ?? Effect.void
-    const tables = yield* ch.query<{ name: string; comment: string }>(
-      `SELECT name, comment FROM system.tables
-       WHERE database = currentDatabase() AND name IN ('trades', {staging:String})`,
-      { staging: tradesStaging }
+    const [trades] = yield* ch.query<{ comment: string }>(
+      "SELECT comment FROM system.tables WHERE database = currentDatabase() AND name = 'trades'"
     )
-    const trades = tables.find((t) => t.name === "trades")
     if (trades === undefined) return yield* failed("rebuild of trades: no trades table (migration 2 creates it)")
-    if (trades.comment !== tradesLayoutComment) {
-      yield* ch.command(`DROP TABLE IF EXISTS ${tradesStaging} SYNC`)
-      yield* ch.command(tradesTableSql(tradesStaging))
-      yield* step("copying")
-      // No merge in either table until the check: a merge collapses copies of a trade, and the
-      // tables are compared row for row. (Stopped merges are the server's memory: a restart, or
-      // the finish below, starts them again.)
-      yield* ch.command("SYSTEM STOP MERGES trades")
-      yield* ch.command(`SYSTEM STOP MERGES ${tradesStaging}`)
-      const days = yield* ch.query<{ day: string }>(tradesDaysSql("trades"))
-      for (const { day } of days) {
-        if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) return yield* failed(`rebuild of trades: a day read as ${JSON.stringify(day)}`)
-        yield* ch.command(copyDaySql(tradesStaging, "trades", day))
-      }
-      yield* step("copied")
-      const [before] = yield* ch.query<{ n: string; h: string }>(fingerprintSql("trades"))
-      const [after] = yield* ch.query<{ n: string; h: string }>(fingerprintSql(tradesStaging))
-      if (before?.n !== after?.n || before?.h !== after?.h) {
-        yield* ch.command("SYSTEM START MERGES trades")
-        return yield* failed(
-          `rebuild of trades: the copy differs (${before?.n} rows in trades, ${after?.n} in ${tradesStaging}); was a writer running? trades is unchanged`
-        )
-      }
-      yield* step("verified")
-      yield* ch.command(`EXCHANGE TABLES trades AND ${tradesStaging}`)
-      yield* step("exchanged")
+    // Merges on `trades` are stopped only by a run of this program; a run killed before it
+    // started them again (on a server, the server keeps them stopped) is undone here first.
+    yield* ch.command("SYSTEM START MERGES trades")
+    if (trades.comment !== tradesLayoutComment) yield* copyAndSwap(ch, step)
+    yield* finish(ch, step)
+  })
+
+/** Steps 2-4: the copy, the check and the swap; on any failure, merges started and the copy dropped. */
+const copyAndSwap = (ch: ClickHouseShape, step: (s: RebuildStep) => Effect.Effect<void>): Effect.Effect<void, ClickHouseError> =>
+  Effect.gen(function* () {
+    yield* ch.command(`DROP TABLE IF EXISTS ${tradesStaging} SYNC`)
+    const [space] = yield* ch.query<{ disk: string; bytes: string; free: string }>(spaceSql)
+    const refusal = space === undefined ? undefined : copySpaceRefusal(space.disk, BigInt(space.free), BigInt(space.bytes))
+    if (refusal !== undefined) return yield* failed(refusal)
+    const days = yield* ch.query<{ day: string; n: string }>(tradesDaysSql("trades"))
+    const rows = days.reduce((sum, d) => sum + BigInt(d.n), 0n)
+    yield* Effect.logInfo(
+      `ClickHouse migration 6: rebuilding trades into 1024-row granules: ${rows} rows, ${space?.bytes ?? "0"} bytes on disk, ${days.length} days, one insert per day`
+    )
+    yield* ch.command(tradesTableSql(tradesStaging))
+    yield* step("copying")
+    // No merge in either table until the check: a merge collapses copies of a trade, and the
+    // tables are compared row for row.
+    yield* ch.command("SYSTEM STOP MERGES trades")
+    yield* ch.command(`SYSTEM STOP MERGES ${tradesStaging}`)
+    const started = yield* Clock.currentTimeMillis
+    for (const [i, { day, n }] of days.entries()) {
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) return yield* failed(`rebuild of trades: a day read as ${JSON.stringify(day)}`)
+      const dayStarted = yield* Clock.currentTimeMillis
+      yield* ch.command(copyDaySql(tradesStaging, "trades", day))
+      const now = yield* Clock.currentTimeMillis
+      yield* Effect.logInfo(
+        `ClickHouse migration 6: copied ${day} (${i + 1} of ${days.length}): ${n} rows in ${now - dayStarted} ms, ${now - started} ms so far`
+      )
     }
-    // The finish. Here `trades` has the new layout, so a `trades_0006` is the old table. The view
-    // is put on `trades` first, so at no point is its source a dropped table.
+    yield* step("copied")
+    const [before] = yield* ch.query<{ n: string; h: string }>(fingerprintSql("trades"))
+    const [after] = yield* ch.query<{ n: string; h: string }>(fingerprintSql(tradesStaging))
+    if (before?.n !== after?.n || before?.h !== after?.h) {
+      return yield* failed(
+        `rebuild of trades: the copy differs (${before?.n} rows in trades, ${after?.n} in ${tradesStaging}); was a writer running? trades is unchanged`
+      )
+    }
+    yield* step("verified")
+    yield* ch.command(`EXCHANGE TABLES trades AND ${tradesStaging}`)
+    yield* step("exchanged")
+  }).pipe(Effect.onError(() => undoCopy(ch)))
+
+/**
+ * After a failed copy: merges on `trades` started again and the partial copy dropped, unless the
+ * swap took place after all (a server that ran the EXCHANGE after its request failed): then
+ * `trades_0006` is the old table, and the next run's finish drops it after the view is checked.
+ * Its own failures are logged, and the copy's failure is what the run reports.
+ */
+const undoCopy = (ch: ClickHouseShape): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    yield* ch.command("SYSTEM START MERGES trades")
+    const [trades] = yield* ch.query<{ comment: string }>(
+      "SELECT comment FROM system.tables WHERE database = currentDatabase() AND name = 'trades'"
+    )
+    if (trades !== undefined && trades.comment !== tradesLayoutComment) yield* ch.command(`DROP TABLE IF EXISTS ${tradesStaging} SYNC`)
+  }).pipe(
+    Effect.catchAll((error) =>
+      Effect.logWarning(`ClickHouse migration 6: after the failed copy, restarting merges or dropping ${tradesStaging} failed: ${error.message}`)
+    )
+  )
+
+/**
+ * Step 5, the finish. Here `trades` has the new layout, so a `trades_0006` is the old table. The
+ * view is put on `trades` first, so at no point is its source a dropped table.
+ */
+const finish = (ch: ClickHouseShape, step: (s: RebuildStep) => Effect.Effect<void>): Effect.Effect<void, ClickHouseError> =>
+  Effect.gen(function* () {
     const [now] = yield* ch.query<{ dependencies_table: ReadonlyArray<string> }>(
       "SELECT dependencies_table FROM system.tables WHERE database = currentDatabase() AND name = 'trades'"
     )
@@ -170,6 +241,7 @@ export const rebuildTrades = (ch: ClickHouseShape, hooks: RebuildHooks = {}): Ef
     yield* ch.command("SYSTEM START MERGES trades")
     yield* ch.command(`DROP TABLE IF EXISTS ${tradesStaging} SYNC`)
     yield* step("dropped")
+    yield* Effect.logInfo("ClickHouse migration 6: trades rebuilt into 1024-row granules")
   })
 
 export const tradesGranules: ClickHouseMigration = {
