@@ -8,19 +8,28 @@
  * before), the trades FINAL shows and the candles unchanged, the new layout in place, no
  * staging table left, the candle view fed by the new `trades`, migration 6 recorded once. And a
  * row written into `trades` during the copy (no writer may run during migrations) fails the
- * check before the swap, with `trades` untouched.
+ * check before the swap, with `trades` untouched; a copy that fails half way leaves merges
+ * running on `trades` and no staging table; a start on a ClickHouse server (the runner's
+ * decision, on a chDB executor presented as a server) refuses the rebuild, naming the one-shot
+ * command, and changes nothing.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Logger, LogLevel } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
-import { ClickHouse } from "../../clickhouse/ClickHouse.js"
-import { tradesGranuleRows, tradesLayoutComment } from "../../clickhouse/migrations/0006_trades_granules.js"
+import { applyMigrations, ClickHouse, migrateCommand } from "../../clickhouse/ClickHouse.js"
+import { makeChdbExecutor } from "../../clickhouse/internal/chdbExecutor.js"
+import {
+  copySpaceNeeded,
+  copySpaceRefusal,
+  tradesGranuleRows,
+  tradesLayoutComment
+} from "../../clickhouse/migrations/0006_trades_granules.js"
 import { migrations } from "../../clickhouse/migrations/index.js"
-import { tradesStateSql, type TradesState } from "../support/tradesRebuildChild.js"
+import { shapeOf, tradesStateSql, type TradesState } from "../support/tradesRebuild.js"
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..")
 const childScript = path.join(root, "test/support/tradesRebuildChild.ts")
@@ -71,7 +80,7 @@ const finishAndRead = (dir: string) =>
         return { state, tables, recorded: recorded.map((r) => Number(r.migration_id)), candleTradesAfterInsert: candles?.n }
       }),
       ClickHouse.layerChdb({ dataDir: dir })
-    )
+    ).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
   )
 
 const expectFinished = (got: Awaited<ReturnType<typeof finishAndRead>>) => {
@@ -93,7 +102,7 @@ describe("migration 6: trades rebuilt by copy and swap", () => {
   }, 240_000)
 
   for (const [point, args] of [
-    ["in the middle of the copy", ["copying", "30"]],
+    ["in the middle of the copy", ["copying", "150"]],
     ["after the copy", ["copied"]],
     ["after the check", ["verified"]],
     ["after the swap", ["exchanged"]],
@@ -107,7 +116,8 @@ describe("migration 6: trades rebuilt by copy and swap", () => {
       const crash = await child(["crash", dir, ...args])
       expect(crash.signal).toBe("SIGKILL")
       expect(crash.lines).not.toContain("finished")
-      if (args[1] === undefined) expect(crash.lines[crash.lines.length - 1]).toBe(args[0].replace("-noview", ""))
+      // The last line is where it died: the step, or `mid` (the timer fired before the copy ended).
+      expect(crash.lines[crash.lines.length - 1]).toBe(args[1] === undefined ? args[0].replace("-noview", "") : "mid")
       expectFinished(await finishAndRead(dir))
     }, 240_000)
   }
@@ -127,4 +137,62 @@ describe("migration 6: trades rebuilt by copy and swap", () => {
     expect(got.tables.map((t) => [t.name, t.comment])).toEqual([["trades", tradesLayoutComment]])
     expect(got.recorded).toEqual(migrations.map((m) => m.id))
   }, 240_000)
+
+  it("a copy that fails half way leaves merges running on trades and no staging table, and the next start copies it", async () => {
+    const dir = path.join(work, "fail")
+    fs.cpSync(prepared, dir, { recursive: true })
+    const run = await child(["fail", dir])
+    expect(run.code).toBe(0)
+    const result = JSON.parse(run.lines[run.lines.length - 1]!) as { message: string; tables: Array<string>; optimize: string; parts: string }
+    expect(result.message).toContain("no_mint0") // the copy's insert failed on the constraint
+    expect(result.tables).toEqual(["trades"]) // the partial copy dropped
+    expect(result.optimize).toBe("ok") // merges run on trades (stopped, OPTIMIZE would refuse)
+    expect(result.parts).toBe("1")
+    // The OPTIMIZE collapsed the copies, so compare only what FINAL shows and the candles.
+    const got = await finishAndRead(dir)
+    expect(got.state?.visible).toBe(before.visible)
+    expect(got.state?.candle_trades).toBe(before.candle_trades)
+    expect(got.tables.map((t) => [t.name, t.comment])).toEqual([["trades", tradesLayoutComment]])
+    expect(got.recorded).toEqual(migrations.map((m) => m.id))
+  }, 240_000)
+
+  it("a start on a ClickHouse server refuses the pending rebuild, naming the one-shot command, and changes nothing", async () => {
+    const dir = path.join(work, "server")
+    fs.cpSync(prepared, dir, { recursive: true })
+    const got = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          // The runner's decision: the same chDB directory, presented as a server's executor.
+          const ch = shapeOf(yield* makeChdbExecutor({ dataDir: dir, database: "curvestream" }), "server")
+          const error = yield* Effect.flip(applyMigrations(ch, migrations))
+          const [state] = yield* ch.query<TradesState>(tradesStateSql)
+          const tables = yield* ch.query<{ name: string; comment: string }>(
+            "SELECT name, comment FROM system.tables WHERE database = currentDatabase() AND name LIKE 'trades%' ORDER BY name"
+          )
+          const recorded = yield* ch.query<{ migration_id: number }>("SELECT migration_id FROM schema_migrations ORDER BY migration_id")
+          // The one-shot's choice on the same runner: it runs.
+          const applied = yield* applyMigrations(ch, migrations, "run")
+          return { error, state, tables, recorded: recorded.map((r) => Number(r.migration_id)), applied: applied.map((m) => m.id) }
+        })
+      ).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
+    )
+    expect(got.error.reason).toBe("MigrationFailed")
+    expect(got.error.message).toContain("migration 6_trades_granules is pending")
+    expect(got.error.message).toContain(migrateCommand)
+    expect(got.error.message).toContain("Stop every engine")
+    expect(got.state).toEqual(before)
+    expect(got.tables.map((t) => [t.name, t.comment])).toEqual([["trades", ""]])
+    expect(got.recorded).toEqual([1, 2, 3, 4, 5])
+    expect(got.applied).toEqual([6])
+    expectFinished(await finishAndRead(dir))
+  }, 240_000)
+
+  it("the copy's free-space check, at its bound", () => {
+    expect(copySpaceNeeded(1000n)).toBe(1500n)
+    expect(copySpaceRefusal("default", 1500n, 1000n)).toBeUndefined()
+    const refusal = copySpaceRefusal("default", 1499n, 1000n)
+    expect(refusal).toContain("disk default has 1499 bytes free, and the copy needs 1500")
+    expect(refusal).toContain("trades is unchanged")
+    expect(copySpaceRefusal("default", 0n, 0n)).toBeUndefined() // an empty table
+  })
 })

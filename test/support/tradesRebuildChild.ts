@@ -7,36 +7,30 @@
  *                                 re-included); prints one JSON line: what the table holds
  *   crash <dir> <step> [delayMs]  runs migration 6's rebuild and kills itself (SIGKILL) after
  *                                 <step>; with a delay, that many ms after the copy started
- *                                 (mid-copy), or at `copied` if the copy is done first;
+ *                                 (mid-copy: prints `mid` first), or at `copied` if the copy is
+ *                                 done first (then the last line is `copied`);
  *                                 `exchanged-noview`: after the swap, with the candle view dropped
  *                                 (as a ClickHouse that binds a view to its source table's identity
  *                                 would leave it: on the old table)
  *   writer <dir>                  runs the rebuild with a row inserted into `trades` right after
  *                                 the copy (a writer during the migration); prints one JSON line:
  *                                 the failure and what `trades` is then
+ *   fail <dir>                    runs the rebuild with a CHECK constraint added to the copy that
+ *                                 the first day's rows break (a copy failing half way, as a full
+ *                                 disk or a timeout would); prints one JSON line: the failure,
+ *                                 the tables left, whether `OPTIMIZE TABLE trades FINAL` merged
+ *                                 (it cannot while merges are stopped), and the most parts a
+ *                                 partition of `trades` then has
  *
  * Prints `<step>` lines as the rebuild passes each step (synchronous pipe writes: a line is out
  * before the next step runs).
  */
-import { Effect } from "effect"
-import { applyMigrations, type ClickHouseShape } from "../../clickhouse/ClickHouse.js"
+import { Effect, Logger, LogLevel } from "effect"
+import { applyMigrations } from "../../clickhouse/ClickHouse.js"
 import { makeChdbExecutor } from "../../clickhouse/internal/chdbExecutor.js"
-import { rebuildTrades, type RebuildStep, tradesStoredColumns } from "../../clickhouse/migrations/0006_trades_granules.js"
+import { rebuildTrades, type RebuildStep, tradesStaging, tradesStoredColumns } from "../../clickhouse/migrations/0006_trades_granules.js"
 import { migrations } from "../../clickhouse/migrations/index.js"
-
-/** What a trades table holds: stored rows and their fingerprint, rows FINAL keeps, candle trades. */
-export const tradesStateSql = `SELECT
-  toString((SELECT count() FROM trades)) AS rows,
-  toString((SELECT sum(cityHash64(id, chain, mint, venue, side, trader, amount_in_raw, amount_out_raw, fee_raw, refund_raw, quote_consumed_raw, quote_reserve_raw, token_reserve_raw, real_quote_raw, quote_volume_raw, token_volume_raw, price, crosses_graduation, position, ts, signature, version, retracted)) FROM trades)) AS fingerprint,
-  toString((SELECT count() FROM trades FINAL)) AS visible,
-  toString((SELECT sum(trades) FROM candles_1m)) AS candle_trades`
-
-export interface TradesState {
-  readonly rows: string
-  readonly fingerprint: string
-  readonly visible: string
-  readonly candle_trades: string
-}
+import { shapeOf, tradesPartsMaxSql, tradesStateSql, type TradesState } from "./tradesRebuild.js"
 
 const generate = (months: number) => `
 INSERT INTO trades (id, chain, mint, venue, side, trader, amount_in_raw, amount_out_raw, fee_raw, refund_raw,
@@ -56,16 +50,10 @@ const say = (line: string) => Effect.sync(() => process.stdout.write(`${line}\n`
 const program = Effect.scoped(
   Effect.gen(function* () {
     const [mode, dir, arg, delay] = process.argv.slice(2)
-    if (dir === undefined || (mode !== "prepare" && mode !== "crash" && mode !== "writer")) return yield* Effect.dieMessage("usage: tradesRebuildChild prepare|crash|writer <dir> ...")
-    const ex = yield* makeChdbExecutor({ dataDir: dir, database: "curvestream" })
-    const ch: ClickHouseShape = {
-      executor: "chdb",
-      database: "curvestream",
-      query: ((sql: string, params?: Record<string, unknown>) => ex.query(sql, params)) as ClickHouseShape["query"],
-      command: (sql, params) => ex.command(sql, params),
-      insert: (table, rows) => ex.insertJsonEachRow(table, Buffer.from(rows.map((r) => JSON.stringify(r, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v))).join("\n"))),
-      ping: ex.ping
+    if (dir === undefined || (mode !== "prepare" && mode !== "crash" && mode !== "writer" && mode !== "fail")) {
+      return yield* Effect.dieMessage("usage: tradesRebuildChild prepare|crash|writer|fail <dir> ...")
     }
+    const ch = shapeOf(yield* makeChdbExecutor({ dataDir: dir, database: "curvestream" }))
     yield* applyMigrations(ch, migrations.filter((m) => m.id <= 5))
     if (mode === "prepare") {
       yield* ch.command(generate(2), { n: Number(arg) })
@@ -95,6 +83,29 @@ const program = Effect.scoped(
       yield* say(JSON.stringify({ reason: error.reason, message: error.message, comment: trades?.comment, rows: n?.n }))
       return
     }
+    if (mode === "fail") {
+      const error = yield* Effect.flip(
+        rebuildTrades(ch, {
+          onStep: (s) =>
+            s === "copying" ? Effect.orDie(ch.command(`ALTER TABLE ${tradesStaging} ADD CONSTRAINT no_mint0 CHECK mint != 'mint0'`)) : Effect.void
+        })
+      )
+      const tables = yield* ch.query<{ name: string }>("SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE 'trades%' ORDER BY name")
+      // With merges stopped, OPTIMIZE does nothing; `optimize_throw_if_noop` makes that an error.
+      yield* ch.command("SET optimize_throw_if_noop = 1")
+      const optimize = yield* Effect.either(ch.command("OPTIMIZE TABLE trades FINAL"))
+      const [parts] = yield* ch.query<{ n: string }>(tradesPartsMaxSql)
+      yield* say(
+        JSON.stringify({
+          reason: error.reason,
+          message: error.message,
+          tables: tables.map((t) => t.name),
+          optimize: optimize._tag === "Right" ? "ok" : optimize.left.message,
+          parts: parts?.n
+        })
+      )
+      return
+    }
     const step = arg as RebuildStep | "exchanged-noview"
     const kill = Effect.sync(() => process.kill(process.pid, "SIGKILL"))
     yield* rebuildTrades(ch, {
@@ -103,7 +114,13 @@ const program = Effect.scoped(
           say(s),
           delay !== undefined
             ? s === "copying"
-              ? Effect.sync(() => void setTimeout(() => process.kill(process.pid, "SIGKILL"), Number(delay)))
+              ? Effect.sync(
+                  () =>
+                    void setTimeout(() => {
+                      process.stdout.write("mid\n")
+                      process.kill(process.pid, "SIGKILL")
+                    }, Number(delay))
+                )
               : s === "copied" ? kill : Effect.void
             : step === "exchanged-noview" && s === "exchanged"
               ? Effect.zipRight(Effect.orDie(ch.command("DROP VIEW candles_1m_mv SYNC")), kill)
@@ -114,7 +131,8 @@ const program = Effect.scoped(
   })
 )
 
-Effect.runPromise(program).catch((error: unknown) => {
+// Quiet: stdout carries the step lines and the JSON results the test parses.
+Effect.runPromise(program.pipe(Logger.withMinimumLogLevel(LogLevel.Warning))).catch((error: unknown) => {
   console.error(error)
   process.exitCode = 1
 })
