@@ -14,7 +14,7 @@
  * exhaustive read (`read: "all"`, every trade of the candidate tokens) and the two results are
  * compared (they must be equal but for `history.trades_read`; a difference fails the bench).
  *
- *   npx tsx bench/replay.ts [--rows N] [--dir DIR | --cache [DIR]] [--keep] [--compare] [--no-write]
+ *   npx tsx bench/replay.ts [--rows N] [--dir DIR | --cache [DIR]] [--keep] [--compare] [--tables T1,T2] [--no-write]
  *
  * `--cache [DIR]` (default DIR: `<tmp>/curvestream-bench-replay-cache`) keeps the generated
  * data set in `DIR/<key>`, `key` a hash of what determines it (the row count, the generator's
@@ -25,6 +25,10 @@
  *
  * `--compare` follows each timed replay with one using the statements as before issue 34 (the
  * reads' filter in a WHERE after FINAL; see `compare` below) and records both side by side.
+ *
+ * `--tables T1,T2` follows each timed replay with one per named table, its statements reading
+ * that table instead of `trades` (another layout of the same rows in the data set, e.g. the
+ * 0002 table kept beside a rebuilt one: `bench/replayTables.ts`); results must be equal.
  *
  * The section says how long the run took (wall, from the process start), the load average
  * at the start and the end, and where the last typical replay's time went: each ClickHouse
@@ -120,7 +124,12 @@ const completeMarker = path.join(dataDir, "complete")
 if (cacheRoot !== undefined && !fs.existsSync(completeMarker)) fs.rmSync(dataDir, { recursive: true, force: true })
 const keep = args.includes("--keep") || args.includes("--dir") || cacheRoot !== undefined
 
-/** Time spent in `ClickHouse.query` per statement kind (reset before each timed replay). */
+/**
+ * Time spent in `ClickHouse.query` per statement kind (reset before each timed replay): wall
+ * time, and this process's CPU time (user + system, every thread: chDB runs in the process and
+ * nothing else runs while the replay awaits a statement), which the machine's load distorts
+ * less than wall time.
+ */
 const statementKinds = [
   ["signals", /FROM signals/],
   ["history start", /min\(ts\)/],
@@ -128,12 +137,12 @@ const statementKinds = [
   ["final marks", /argMax/],
   ["exhaustive pages", /arraySort/]
 ] as const
-const spent = new Map<string, { ms: number; n: number }>()
+const spent = new Map<string, { ms: number; cpuMs: number; n: number }>()
 const kindOf = (sql: string) => statementKinds.find(([, re]) => re.test(sql))?.[0] ?? "other"
 const breakdownOf = (totalMs: number) => {
   const inStatements = [...spent.values()].reduce((m, v) => m + v.ms, 0)
   return `${fmtMs(totalMs)}: ${[...spent]
-    .map(([kind, v]) => `${kind} ${fmtMs(v.ms)} (${v.n})`)
+    .map(([kind, v]) => `${kind} ${fmtMs(v.ms)} (${v.n}; CPU ${fmtMs(v.cpuMs)})`)
     .concat(`the rest (parsing the pages, planning, simulating) ${fmtMs(totalMs - inStatements)}`)
     .join(", ")}`
 }
@@ -145,6 +154,12 @@ const breakdownOf = (totalMs: number) => {
  */
 const compare = args.includes("--compare")
 let baselineStatements = false
+/** `--tables`: the tables compared against `trades`; `readTable`: the one the statements read now. */
+const tables = option("tables", "").split(",").filter((t) => t !== "")
+for (const t of tables) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(t)) throw new Error(`--tables: ${JSON.stringify(t)} is not a plain table name`)
+let readTable: string | undefined
+const cpuMs = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1000
+const readsCpu = () => spent.get("range reads")?.cpuMs ?? 0
 
 const definition = (pattern: string) => ({
   chain: "solana",
@@ -153,6 +168,11 @@ const definition = (pattern: string) => ({
   sizing: { usd_per_trade: 100, max_concurrent: 20 }
 })
 
+/** Median (min–max) of the three runs' range-read CPU times. */
+const cpuOf = (xs: ReadonlyArray<number>) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return `median ${fmtMs(sorted[1]!)} (${fmtMs(sorted[0]!)}–${fmtMs(sorted[2]!)})`
+}
 const loads = (l: ReadonlyArray<number>) => l.map((x) => x.toFixed(2)).join(" / ")
 const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`)
 
@@ -181,6 +201,8 @@ const program = Effect.gen(function* () {
     const decoded = decodeReplayRequest({ definition: definition(pattern), from: "2024-01-10T00:00:00Z", to: "2024-01-24T00:00:00Z" })
     if (Either.isLeft(decoded)) throw new Error(decoded.left.message)
     const runs: Array<number> = []
+    const runsCpu: Array<number> = []
+    const onTable = new Map(tables.map((t) => [t, { wall: [] as Array<number>, cpu: [] as Array<number>, breakdown: "" }]))
     let last: ReplayResult | undefined
     let stats: ReadStats | undefined
     let lastMs = 0
@@ -193,7 +215,19 @@ const program = Effect.gen(function* () {
       last = yield* runReplay(decoded.right, { ...settings, onReadStats: (s) => (stats = s) })
       lastMs = performance.now() - t0
       runs.push(lastMs)
+      runsCpu.push(readsCpu())
       if (pattern === "confluence") breakdown = breakdownOf(lastMs)
+      for (const [table, m] of onTable) {
+        // Right after, in the same process and data: the same statements on another table.
+        spent.clear()
+        readTable = table
+        const b0 = performance.now()
+        const other = yield* Effect.ensuring(runReplay(decoded.right, settings), Effect.sync(() => (readTable = undefined)))
+        m.wall.push(performance.now() - b0)
+        m.cpu.push(readsCpu())
+        if (pattern === "confluence") m.breakdown = breakdownOf(m.wall[m.wall.length - 1]!)
+        if (same(other) !== same(last)) throw new Error(`${name}: the result on ${table} differs`)
+      }
       if (compare) {
         // The baseline right after, in the same process and data: the statements as before issue 34.
         spent.clear()
@@ -206,8 +240,9 @@ const program = Effect.gen(function* () {
       }
     }
     if (pattern === "confluence") {
-      row("Where the last typical run's time went (ClickHouse statements by kind, statement count in brackets)", breakdown)
+      row("Where the last typical run's time went (ClickHouse statements by kind: wall time, statement count and the process's CPU time in brackets)", breakdown)
       if (compare) row("the same, baseline statements (`--compare`: the filter in WHERE, after FINAL, as before issue 34)", baselineBreakdown)
+      for (const [table, m] of onTable) row(`the same, on \`${table}\` (\`--tables\`)`, m.breakdown)
     }
     runs.sort((a, b) => a - b)
     const r = last!
@@ -217,9 +252,16 @@ const program = Effect.gen(function* () {
     if (same(all) !== same(r)) throw new Error(`${name}: the range read's result differs from the exhaustive read's`)
     row(
       `14-day replay, ${name} (${r.history.trades_read.toLocaleString("en-US")} trades read in ${stats?.rounds ?? "?"} round(s), ${stats?.statements ?? "?"} ClickHouse statements for trades; ${r.trade_count.toLocaleString("en-US")} positions, verdict ${r.verdict})`,
-      `median ${fmtMs(runs[1]!)} (min ${fmtMs(runs[0]!)}, max ${fmtMs(runs[2]!)})`,
+      `median ${fmtMs(runs[1]!)} (min ${fmtMs(runs[0]!)}, max ${fmtMs(runs[2]!)}); range reads' CPU ${cpuOf(runsCpu)}`,
       "< 10 s"
     )
+    for (const [table, m] of onTable) {
+      const wall = [...m.wall].sort((a, b) => a - b)
+      row(
+        `the same, on \`${table}\` (\`--tables\`: each run right after one of the runs above; result equal)`,
+        `median ${fmtMs(wall[1]!)} (min ${fmtMs(wall[0]!)}, max ${fmtMs(wall[2]!)}); range reads' CPU ${cpuOf(m.cpu)}`
+      )
+    }
     if (compare) {
       baselineRuns.sort((a, b) => a - b)
       row(
@@ -263,12 +305,14 @@ const env = (() => {
       query: ((sql: string, params?: Record<string, unknown>) =>
         Effect.suspend(() => {
           const t0 = performance.now()
+          const c0 = process.cpuUsage()
+          const baseline = baselineStatements ? sql.replace(/\bPREWHERE\b/g, "WHERE") : sql
           return Effect.ensuring(
-            ch.query(baselineStatements ? sql.replace(/\bPREWHERE\b/g, "WHERE") : sql, params),
+            ch.query(readTable !== undefined ? baseline.replace(/\bFROM trades\b/g, `FROM ${readTable}`) : baseline, params),
             Effect.sync(() => {
               const kind = kindOf(sql)
-              const s = spent.get(kind) ?? { ms: 0, n: 0 }
-              spent.set(kind, { ms: s.ms + performance.now() - t0, n: s.n + 1 })
+              const s = spent.get(kind) ?? { ms: 0, cpuMs: 0, n: 0 }
+              spent.set(kind, { ms: s.ms + performance.now() - t0, cpuMs: s.cpuMs + cpuMs(process.cpuUsage(c0)), n: s.n + 1 })
             })
           )
         })) as typeof ch.query

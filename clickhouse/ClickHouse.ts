@@ -14,7 +14,11 @@
  *   silently break that atomicity. Batching is the writer's job, above this service.
  * - The layer is ready only after `CREATE DATABASE IF NOT EXISTS <database>` and every
  *   migration in `migrations/` not yet recorded in `schema_migrations`; starting again
- *   applies nothing.
+ *   applies nothing. A pending migration with a `run` program (a table rebuilt by copy, 0006)
+ *   is run by a start on chDB (one process per data directory) and refused by a start on a
+ *   server (several engines start against one server, and two rebuilds at once lose rows): that
+ *   start fails, changing nothing, and names `migrateCommand`, the one-shot that runs it
+ *   (`clickhouse/migrate.ts`) with every engine stopped.
  * - Scoped: the chDB session or the server client closes with the layer's scope.
  */
 import { Context, Effect, Layer, type Redacted, type Scope } from "effect"
@@ -35,6 +39,15 @@ export const insertRowsMaxDefault = 100_000
 export const insertBytesMaxDefault = 16 * 1024 * 1024
 /** The database the engine uses unless told otherwise. */
 export const databaseDefault = "curvestream"
+/** The one-shot that runs pending migrations' programs on a server (`clickhouse/migrate.ts`). */
+export const migrateCommand = "npm run clickhouse:migrate"
+
+/**
+ * Whether the runner runs a pending migration's `run` program: `run`, or `refuse` (the start
+ * fails before anything is applied, naming `migrateCommand`). Default: `run` on chDB, `refuse`
+ * on a server.
+ */
+export type MigrationPrograms = "run" | "refuse"
 
 export interface ClickHouseShape {
   readonly executor: "chdb" | "server"
@@ -57,6 +70,8 @@ export interface InsertBounds {
   readonly insertRowsMax?: number | undefined
   /** JSONEachRow bytes in one insert (default `insertBytesMaxDefault`). */
   readonly insertBytesMax?: number | undefined
+  /** Pending migration programs at open (default: `run` on chDB, `refuse` on a server). */
+  readonly programs?: MigrationPrograms | undefined
 }
 
 export interface ChdbOptions extends InsertBounds {
@@ -72,6 +87,8 @@ export interface ServerOptions extends InsertBounds {
   readonly database: string
   readonly username?: string | undefined
   readonly password?: Redacted.Redacted<string> | undefined
+  /** Per-request timeout (default 30 s, the client's; the one-shot migration sets a long one). */
+  readonly requestTimeoutMs?: number | undefined
 }
 
 export interface ClickHouseOptions extends InsertBounds {
@@ -81,6 +98,8 @@ export interface ClickHouseOptions extends InsertBounds {
   readonly database: string
   readonly username?: string | undefined
   readonly password?: Redacted.Redacted<string> | undefined
+  /** Server only: per-request timeout (default 30 s). */
+  readonly requestTimeoutMs?: number | undefined
 }
 
 export class ClickHouse extends Context.Tag("curvestream/ClickHouse")<ClickHouse, ClickHouseShape>() {
@@ -102,7 +121,8 @@ export class ClickHouse extends Context.Tag("curvestream/ClickHouse")<ClickHouse
           url: options.url,
           database: options.database,
           username: options.username,
-          password: options.password
+          password: options.password,
+          requestTimeoutMs: options.requestTimeoutMs
         })
       )
     )
@@ -110,14 +130,15 @@ export class ClickHouse extends Context.Tag("curvestream/ClickHouse")<ClickHouse
 
   /** The server when `url` (`CLICKHOUSE_URL`) is set, otherwise chDB under `dataDir`. */
   static layer(options: ClickHouseOptions): Layer.Layer<ClickHouse, ClickHouseError> {
-    const bounds = { insertRowsMax: options.insertRowsMax, insertBytesMax: options.insertBytesMax }
+    const bounds = { insertRowsMax: options.insertRowsMax, insertBytesMax: options.insertBytesMax, programs: options.programs }
     return options.url !== undefined
       ? ClickHouse.layerServer({
           ...bounds,
           url: options.url,
           database: options.database,
           username: options.username,
-          password: options.password
+          password: options.password,
+          requestTimeoutMs: options.requestTimeoutMs
         })
       : ClickHouse.layerChdb({ ...bounds, dataDir: options.dataDir, database: options.database })
   }
@@ -141,7 +162,7 @@ const open = (
       rowsMax: bounds.insertRowsMax ?? insertRowsMaxDefault,
       bytesMax: bounds.insertBytesMax ?? insertBytesMaxDefault
     })
-    yield* applyMigrations(service, allMigrations)
+    yield* applyMigrations(service, allMigrations, bounds.programs)
     return service
   })
 
@@ -216,13 +237,16 @@ const encodeJsonEachRow = (
 
 /**
  * Applies, in id order, every migration whose id is not recorded in `schema_migrations`, and
- * records each after its statements ran. Returns what it applied (empty on a migrated
- * database). Migration 1 creates `schema_migrations` itself. A record that is not this build's
- * (an id with another name, or an id this build lacks) fails the run before anything is applied.
+ * records each after its statements and its `run` program (if any) succeeded. Returns what it
+ * applied (empty on a migrated database). Migration 1 creates `schema_migrations` itself. A record
+ * that is not this build's (an id with another name, or an id this build lacks) fails the run
+ * before anything is applied, and so does a pending migration with a `run` program when
+ * `programs` is `refuse` (the default on a server: see `MigrationPrograms`).
  */
 export const applyMigrations = (
   ch: ClickHouseShape,
-  migrations: ReadonlyArray<ClickHouseMigration>
+  migrations: ReadonlyArray<ClickHouseMigration>,
+  programs: MigrationPrograms = ch.executor === "chdb" ? "run" : "refuse"
 ): Effect.Effect<ReadonlyArray<ClickHouseMigration>, ClickHouseError> =>
   Effect.gen(function* () {
     const ordered = [...migrations].sort((a, b) => a.id - b.id)
@@ -246,8 +270,13 @@ export const applyMigrations = (
       for (const row of recorded) applied.add(row.id)
     }
     const pending = ordered.filter((m) => !applied.has(m.id))
+    const program = programs === "refuse" ? pending.find((m) => m.run !== undefined) : undefined
+    if (program !== undefined) {
+      return yield* new ClickHouseError({ reason: "MigrationFailed", message: programRefusal(program) })
+    }
     for (const migration of pending) {
       yield* Effect.forEach(migration.statements, (statement) => ch.command(statement), { discard: true }).pipe(
+        Effect.zipRight(migration.run?.(ch) ?? Effect.void),
         Effect.zipRight(ch.insert("schema_migrations", [{ migration_id: migration.id, name: migration.name }])),
         Effect.mapError(migrationFailed(`migration ${migration.id}_${migration.name}`))
       )
@@ -255,6 +284,12 @@ export const applyMigrations = (
     }
     return pending
   }).pipe(Effect.withSpan("ClickHouse.applyMigrations"))
+
+/** Why a start on a server refuses a pending migration program, and what to run instead. */
+export const programRefusal = (migration: ClickHouseMigration): string =>
+  `ClickHouse migration ${migration.id}_${migration.name} is pending and rebuilds a table, which a start on a ClickHouse server never runs ` +
+  `(every engine starting against the server would run it at once, and rows would be lost). Nothing was applied. ` +
+  `Stop every engine that uses this ClickHouse database, run \`${migrateCommand}\` once (same CLICKHOUSE_* settings), then start the engines.`
 
 const migrationFailed =
   (what: string) =>
