@@ -20,4 +20,17 @@ describe("BoundedMemo", () => {
     expect(() => memo.get(-1, -1, f)).toThrow("negative")
     expect(memo.size).toBe(2)
   })
+
+  it("peek and keep: a value kept from elsewhere under the same bound; keeping a key already kept at the bound replaces it without clearing", () => {
+    const memo = new BoundedMemo<string, number>(2)
+    expect(memo.peek("a")).toBeUndefined()
+    expect(memo.keep("a", 1)).toBe(1)
+    memo.keep("b", 2)
+    expect([memo.peek("a"), memo.peek("b"), memo.size]).toEqual([1, 2, 2])
+    memo.keep("b", 3)
+    expect([memo.peek("a"), memo.peek("b"), memo.size]).toEqual([1, 3, 2])
+    // At the bound: a new key clears the memo and is the one kept.
+    memo.keep("c", 4)
+    expect([memo.peek("a"), memo.peek("b"), memo.peek("c"), memo.size]).toEqual([undefined, undefined, 4, 1])
+  })
 })

@@ -5,7 +5,8 @@
  * cropped; the per-key upload window under concurrent uploads at the limit (exactly the limit
  * succeed; on the server also from two independent pools, and from two processes started
  * together) and at its edge in time; the per-account storage bound; this engine's own hosted URLs
- * resolved from storage with the shape rules, and a fetched image re-hosted.
+ * resolved from storage with the shape rules (a found image's description kept in a bounded memo),
+ * and a fetched image re-hosted.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -205,6 +206,42 @@ const imagesSuite = (db: () => Database.DatabaseOptions, secondPool: boolean) =>
     expect(rehosted.url).toBe(`${BASE}/api/v1/uploads/images/${imageIdOf(bannerBytes)}.jpg`)
     expect(await run(service().rehost({ _tag: "Fetched", image: fetched, sourceUrl: "https://art.example.com/b.jpg" }))).toEqual(rehosted)
     expect(await rowCount(rehosted.id)).toBe(1)
+  })
+
+  it("keeps a hosted image's description once read (its row never changes), reads an id not found again, and keeps at most hostedInfosMax", async () => {
+    clock.nowMs = T0
+    const memo = await build(db(), { hostedInfosMax: 1 })
+    try {
+      const resolveIn = (url: string) => runIn(memo.context, Effect.either(service(memo.context).resolve({ url, role: "image" })))
+      const o = owner()
+      const aBytes = await solidImage("png", 24, 24, [1, 1, 1])
+      const aUrl = `${BASE}/api/v1/uploads/images/${imageIdOf(aBytes)}.png`
+      // Not stored yet: refused, and nothing kept for it.
+      const before = await resolveIn(aUrl)
+      expect(Either.isLeft(before) && before.left).toMatchObject({ reason: "unreachable" })
+      const a = ok(await upload(o, aBytes, 10, memo.context))
+      expect(a.url).toBe(aUrl)
+      expect(await resolveIn(aUrl)).toEqual(Either.right({ _tag: "Hosted", image: a }))
+      // Rows are never deleted; deleting one here shows the next resolve reads nothing: the kept description answers.
+      const remove = (id: string) =>
+        runIn(
+          memo.context,
+          Effect.flatMap(SqlClient.SqlClient, (sql) =>
+            Effect.zipRight(sql`DELETE FROM hosted_image_owners WHERE image_id = ${id}`, sql`DELETE FROM hosted_images WHERE id = ${id}`)
+          )
+        )
+      await remove(a.id)
+      expect(await resolveIn(aUrl)).toEqual(Either.right({ _tag: "Hosted", image: a }))
+      // The bound (1): a second image's description clears the memo before it is kept.
+      const b = ok(await upload(o, await solidImage("png", 24, 24, [2, 2, 2]), 10, memo.context))
+      expect(await resolveIn(b.url)).toEqual(Either.right({ _tag: "Hosted", image: b }))
+      await remove(b.id)
+      expect(await resolveIn(b.url)).toEqual(Either.right({ _tag: "Hosted", image: b }))
+      const evicted = await resolveIn(aUrl)
+      expect(Either.isLeft(evicted) && evicted.left).toMatchObject({ reason: "unreachable" })
+    } finally {
+      await memo.close()
+    }
   })
 }
 

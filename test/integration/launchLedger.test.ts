@@ -424,6 +424,21 @@ const ledgerSuite = (options: () => Database.DatabaseOptions, pools: number) => 
     expect(await ledger((l) => l.preview(input(account, "p-0")))).toEqual({ _tag: "Replay", result: { success: true, mint: "M" } })
     expect(await rowCount(account)).toBe(5)
   })
+
+  it("preview counts today's slots with the row it reads: a failed id's retry passes today's cap or is refused by it; yesterday's slots do not count", async () => {
+    at(T0)
+    const account = newAccount()
+    const refs = await Promise.all([0, 1, 2, 3, 4].map((i) => accept(input(account, `q-${i}`))))
+    await ledger((l) => l.fail(refs[0]!, "launch_failed"))
+    expect(await ledger((l) => l.preview(input(account, "q-0")))).toEqual({ _tag: "WouldAccept", fresh: true })
+    await accept(input(account, "q-5"))
+    expect(await ledger((l) => Effect.flip(l.preview(input(account, "q-0"))))).toMatchObject({ reason: "daily_cap_reached", cap: 5, used: 5 })
+    expect(await ledger((l) => Effect.flip(l.preview(input(account, "q-6"))))).toMatchObject({ reason: "daily_cap_reached", cap: 5, used: 5 })
+    at(T0 + DAY_MS)
+    expect(await ledger((l) => l.preview(input(account, "q-0")))).toEqual({ _tag: "WouldAccept", fresh: true })
+    expect(await ledger((l) => l.preview(input(account, "q-6")))).toEqual({ _tag: "WouldAccept", fresh: false })
+    expect(await used(account)).toBe(0)
+  })
 }
 
 describe("LaunchLedger on embedded PGlite", () => {

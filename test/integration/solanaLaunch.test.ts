@@ -195,7 +195,7 @@ describe("a Solana headless launch", () => {
     expect(launched.slot).toBe(net.ledger.getTransaction(launched.signature)!.slot)
 
     // The dry run's size is the landed transaction's size (same request, a stand-in mint).
-    const dry = await Effect.runPromise(launcher.size({ accountId: "acct-sol", request: r, payer, platformFeeBps: 100n, metadataUri: inputFor("acct-sol", payer, r).metadataUri }))
+    const dry = await Effect.runPromise(launcher.size({ request: r, payer, platformFeeBps: 100n, metadataUri: inputFor("acct-sol", payer, r).metadataUri }))
     expect(dry.size).toMatchObject({ limit: 1232, fits: true, overBy: 0, maxNameBytes: 32 })
     const wire = getBase64Encoder().encode(
       ((await createSolanaRpc(net.rpcUrl).getTransaction(launched.signature as never, { encoding: "base64", maxSupportedTransactionVersion: 0 }).send())!.transaction as unknown as [string, string])[0]

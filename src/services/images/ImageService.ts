@@ -10,6 +10,9 @@
  * - `resolve`: what an `imageUrl` / `bannerUrl` names, judged by the role's shape rule, writing
  *   nothing (dry runs use it). This engine's own hosted URLs are read from storage, never fetched
  *   (and may be `http:` when the engine is); any other URL is fetched under `ImageFetcher`'s rules.
+ *   A hosted image's description, once read, is kept in a bounded memo (`hostedInfosMax`): its row
+ *   never changes and is never deleted (`HostedImageStore`), so nothing invalidates it; an id not
+ *   found is read again next time (issue 34: the dry run's image check without a statement).
  * - `rehost`: stores a fetched image (content-addressed, no owner, no storage charge: each launch
  *   re-hosts at most two images and launches have their own daily cap) and gives its hosted URL.
  * - `serve`: the bytes and headers for `GET /api/v1/uploads/images/<id>.<ext>`.
@@ -31,11 +34,14 @@ import { defaultImageLimits, type ImageLimits, recognize, type RecognizedImage, 
 import { imageRefused, type ImageRefused } from "./ImageRefused.js"
 import { isRoughlySquare, isWideBanner } from "./ImageShape.js"
 import * as Database from "../../db/Database.js"
+import { BoundedMemo } from "../../platform/BoundedMemo.js"
 
 /** The spec's upload limit is per minute. */
 export const uploadWindowMs = 60_000
 /** Default bound on the bytes of the distinct images one account has uploaded: 1 GiB. */
 export const defaultStoredBytesMaxPerAccount = 1024 * 1024 * 1024
+/** Default bound on the hosted images' descriptions kept in memory (about 200 bytes each). */
+export const defaultHostedInfosMax = 10_000
 /** `Cache-Control` of a served image: its URL names its bytes, so it never changes. */
 export const hostedImageCacheControl = "public, max-age=31536000, immutable"
 
@@ -120,6 +126,8 @@ export interface ImageServiceOptions {
   readonly storedBytesMaxPerAccount?: number
   /** Images decoded at once in this process (default 2). */
   readonly decodesMax?: number
+  /** Hosted images' descriptions kept once read (default `defaultHostedInfosMax`; cleared at the bound). */
+  readonly hostedInfosMax?: number
   /** This process's metadata directory: a document this process hosts is readable at once. */
   readonly metadata?: TokenMetadataDirectory
 }
@@ -157,6 +165,13 @@ export const make = (options: ImageServiceOptions): Effect.Effect<ImageServiceSh
       tlsCa: options.tlsCa
     }
     const decodes = yield* Effect.makeSemaphore(positive("decodesMax", options.decodesMax ?? 2))
+    const hostedInfos = new BoundedMemo<string, StoredImageInfo>(positive("hostedInfosMax", options.hostedInfosMax ?? defaultHostedInfosMax))
+    /** A hosted image's description: kept once found (immutable), read again while not found. */
+    const hostedInfo = (id: string) => {
+      const kept = hostedInfos.peek(id)
+      if (kept !== undefined) return Effect.succeed(Option.some(kept))
+      return Effect.tap(lookupImage(id), (info) => (Option.isSome(info) ? Effect.sync(() => hostedInfos.keep(id, info.value)) : Effect.void))
+    }
 
     const hosted = (info: StoredImageInfo): HostedImage => ({
       id: info.id,
@@ -187,7 +202,7 @@ export const make = (options: ImageServiceOptions): Effect.Effect<ImageServiceSh
       const field = input.role === "image" ? "imageUrl" : "bannerUrl"
       const own = parseHostedUrl(base, input.url)
       if (own !== undefined) {
-        const info = yield* lookupImage(own.id)
+        const info = yield* hostedInfo(own.id)
         if (Option.isNone(info) || info.value.format !== own.format) {
           return yield* imageRefused(input.role, "unreachable", `${field} names no image hosted here`, { statusCode: 404 })
         }

@@ -39,6 +39,7 @@ import {
   selectExpiredSelfBuilds,
   selectInFlight,
   selectRow,
+  selectRowAndDayUsed,
   slotsUsed,
   takeSlot,
   updateRow
@@ -312,9 +313,12 @@ const begin = Effect.fn("LaunchLedger.begin")(function* <E = never>(input: Begin
   )
 })
 
+// One statement: the row and today's slots together (the day `begin` would take a slot of), read
+// without locks, as the two reads were; `begin` decides again under its locks.
 const preview = Effect.fn("LaunchLedger.preview")(function* (input: BeginInput) {
   const nowMs = yield* Clock.currentTimeMillis
-  const current = yield* selectRow(input, false)
+  const today = isoDay(nowMs)
+  const { record: current, dayUsed } = yield* selectRowAndDayUsed(input, today)
   const [, outputs] = step(current, beginEvent(input, hashOf(input), nowMs))
   const refused = refusedIn(outputs)
   if (refused !== undefined) return yield* refused
@@ -323,7 +327,7 @@ const preview = Effect.fn("LaunchLedger.preview")(function* (input: BeginInput) 
   const take = outputs.find((o) => o._tag === "TakeSlot")
   if (take !== undefined) {
     const cap = effectiveDailyCap(input.dailyCap)
-    const used = yield* slotsUsed(input.accountId, take.day)
+    const used = take.day === today ? dayUsed : yield* slotsUsed(input.accountId, take.day)
     if (used >= cap) return yield* capReached(cap, used, nowMs)
   }
   return { _tag: "WouldAccept", fresh: current !== undefined } as const

@@ -22,7 +22,7 @@
 import { ChainArrivals } from "../chains/ChainArrivals.js"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { AssembledBundle } from "../../chain/solana/launch/AtomicBundle.js"
-import { LAUNCH_MINT_SECRET_BYTES_MIN } from "../../chain/solana/launch/LaunchMint.js"
+import { LAUNCH_MINT_SECRET_BYTES_MIN, launchMintSigner } from "../../chain/solana/launch/LaunchMint.js"
 import type { FeePlan, LaunchPlan, LaunchSize } from "../../chain/solana/launch/LaunchTransaction.js"
 import { WalletProvider, layerTest as walletProviderTest } from "../wallets/WalletProvider.js"
 import type { LaunchRequest } from "./request/LaunchRequest.js"
@@ -30,6 +30,7 @@ import { makeSolanaBuilds } from "./solana/SolanaBuilds.js"
 import { makeSolanaContext } from "./solana/SolanaContext.js"
 import { makeSolanaReads } from "./solana/SolanaReads.js"
 import { makeSolanaRecover } from "./solana/SolanaRecover.js"
+import { SIZING_MINT_ID } from "./solana/SolanaRules.js"
 import { makeSolanaSend } from "./solana/SolanaSend.js"
 import type { SolanaLaunchError } from "./SolanaLaunchError.js"
 
@@ -93,7 +94,10 @@ export interface SolanaLaunched {
   readonly fee: FeePlan | null
 }
 
-/** The dry run's figures. Sizing uses a stand-in mint (every address is 32 bytes): the attempt is not named yet. */
+/**
+ * The dry run's figures. Sizing uses one stand-in mint per process (`SolanaRules.SIZING_MINT_ID`;
+ * every address is 32 bytes): the attempt is not named yet.
+ */
 export interface DryRunSize {
   readonly size: LaunchSize
   readonly plan: LaunchPlan
@@ -166,7 +170,7 @@ export interface AtomicBuilt {
 
 export interface SolanaLaunchShape {
   /** The dry run's `size` (spec 2.6): the real transaction assembled and serialized; nothing read or written. */
-  readonly size: (spec: SolanaLaunchSpec & { readonly accountId: string }) => Effect.Effect<DryRunSize, SolanaLaunchError>
+  readonly size: (spec: SolanaLaunchSpec) => Effect.Effect<DryRunSize, SolanaLaunchError>
   /** Runs one attempt to a confirmed launch, or fails with the reason (see `SolanaLaunchError`). */
   readonly launch: <E>(
     input: SolanaLaunchInput,
@@ -224,7 +228,9 @@ export const make = (options: SolanaLaunchOptions) =>
     }
     // The ingest stream's deliveries wake a launch's confirmation read (absent: the poll alone).
     const arrivals = Option.getOrUndefined(yield* Effect.serviceOption(ChainArrivals))
-    const ctx = makeSolanaContext(options, provider, figures, secret, arrivals)
+    // Sizing's stand-in mint, once per process (a size does not depend on the mint's value).
+    const sizingMint = yield* Effect.promise(() => launchMintSigner(secret, SIZING_MINT_ID))
+    const ctx = makeSolanaContext(options, provider, figures, secret, sizingMint, arrivals)
     const reads = makeSolanaReads(ctx)
     const builds = makeSolanaBuilds(ctx, reads)
     const { launch } = makeSolanaSend(ctx, reads, builds)

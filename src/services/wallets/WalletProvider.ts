@@ -113,7 +113,7 @@ interface WpRow {
 
 const sealAad = (providerWalletId: string) => `wp_wallets:${providerWalletId}`
 
-const toEmbedded = (r: WpRow & { delegation: DelegationState | null }): EmbeddedWallet => ({
+const toEmbedded = (r: Pick<WpRow, "id" | "chain" | "address"> & { delegation: DelegationState | null }): EmbeddedWallet => ({
   providerWalletId: r.id,
   chain: r.chain,
   address: r.address,
@@ -161,6 +161,13 @@ const rowsOfEmbedded = (c: LocalContext, accountId: string) =>
     SELECT w.id, w.account_id, w.chain, w.address, w.custody, w.secret_sealed, w.quorum_id, w.policy_id, d.state AS delegation
     FROM wp_wallets w LEFT JOIN wp_delegations d ON d.account_id = w.account_id AND d.chain = w.chain
     WHERE w.account_id = ${accountId} AND w.custody = 'embedded' ORDER BY w.chain`
+
+/** The account's embedded wallet on `chain` and its delegation: what `resolveDelegation` reads (no key material, one row). */
+const embeddedOn = (c: LocalContext, accountId: string, chain: WalletChain) =>
+  c.sql<Pick<WpRow, "id" | "chain" | "address"> & { delegation: DelegationState | null }>`
+    SELECT w.id, w.chain, w.address, d.state AS delegation
+    FROM wp_wallets w LEFT JOIN wp_delegations d ON d.account_id = w.account_id AND d.chain = w.chain
+    WHERE w.account_id = ${accountId} AND w.chain = ${chain} AND w.custody = 'embedded'`
 
 const loadWallet = (c: LocalContext, providerWalletId: string) =>
   Effect.gen(function* () {
@@ -244,7 +251,7 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
 
     const resolveDelegation = (accountId: string, chain: WalletChain) =>
       Effect.gen(function* () {
-        const row = (yield* embeddedRows(accountId)).find((r) => r.chain === chain)
+        const [row] = yield* embeddedOn(c, accountId, chain)
         if (row === undefined) {
           return yield* new WalletProviderError({ reason: "not_embedded", message: `no embedded ${chain} wallet on this account` })
         }

@@ -50,19 +50,47 @@ export const curveAddressesOf = (mint: Address): CurveAddressSet => curveAddress
 /** `curveAddressesOf` as a promise (a failure rejects it). */
 export const findCurveAddresses = (mint: Address): Promise<CurveAddressSet> => new Promise<CurveAddressSet>((resolve) => resolve(curveAddressesOf(mint)))
 
-const deriveCurveAddresses = (mint: Address): CurveAddressSet => {
-  const config = pda(Seeds.config())
-  const curve = pda(Seeds.curve(mint))
-  const metadata = pda(Seeds.metadata(mint))
+interface PoolAddressSet {
+  readonly pool: Address
+  readonly poolTokenVault: Address
+  readonly poolQuoteVault: Address
+}
+
+const derivePoolAddresses = (mint: Address): PoolAddressSet => {
   const pool = pda(Seeds.pool(mint))
-  const tokenVault = pda(Seeds.tokenVault(curve))
-  const stakerVault = pda(Seeds.stakerVault(curve))
-  const quoteVault = pda(Seeds.quoteVault(curve))
+  return { pool, poolTokenVault: pda(Seeds.poolTokenVault(pool)), poolQuoteVault: pda(Seeds.poolQuoteVault(pool)) }
+}
+
+/**
+ * The curve's addresses at once; the pool's three (only migration and pool swaps name them) on first
+ * read, so a launch or a curve trade derives 8 of the 11 (issue 34: each is a SHA-256 per bump tried
+ * and an on-curve check).
+ */
+const deriveCurveAddresses = (mint: Address): CurveAddressSet => {
+  const curve = pda(Seeds.curve(mint))
   const feeVault = pda(Seeds.feeVault(curve))
-  const poolTokenVault = pda(Seeds.poolTokenVault(pool))
-  const poolQuoteVault = pda(Seeds.poolQuoteVault(pool))
-  const feeVaultQuote = pda(Seeds.feeVaultQuote(feeVault))
-  return { mint, config, curve, metadata, tokenVault, stakerVault, quoteVault, feeVault, feeVaultQuote, pool, poolTokenVault, poolQuoteVault }
+  let pool: PoolAddressSet | undefined
+  const poolOf = () => (pool ??= derivePoolAddresses(mint))
+  return {
+    mint,
+    config: pda(Seeds.config()),
+    curve,
+    metadata: pda(Seeds.metadata(mint)),
+    tokenVault: pda(Seeds.tokenVault(curve)),
+    stakerVault: pda(Seeds.stakerVault(curve)),
+    quoteVault: pda(Seeds.quoteVault(curve)),
+    feeVault,
+    feeVaultQuote: pda(Seeds.feeVaultQuote(feeVault)),
+    get pool() {
+      return poolOf().pool
+    },
+    get poolTokenVault() {
+      return poolOf().poolTokenVault
+    },
+    get poolQuoteVault() {
+      return poolOf().poolQuoteVault
+    }
+  }
 }
 
 /** The wallet itself on the WSOL pair, else its ATA of the quote mint. */

@@ -157,6 +157,18 @@ describe("sizeLaunch", () => {
     expect(over.overBy).toBe(1)
   })
 
+  it("across create_curve's compact-u16 data length step (127 → 128 bytes), maxNameBytes is still the serialization's", async () => {
+    // create_curve's data is 33 bytes + name + symbol + uri: with "LNCH" and a 74-byte uri, a 16-byte name makes 127 bytes, 17 make 128.
+    const i = inputFor("sol", { metadataUri: "u".repeat(74) })
+    const at16 = await sizeWithName(i, "N".repeat(16))
+    const at17 = await sizeWithName(i, "N".repeat(17))
+    expect(at17).toBe(at16 + 2)
+    for (const limit of [at16, at16 + 1, at17]) {
+      const size = await sizeLaunch({ ...i, name: "N" }, planOf(i), limit)
+      expect(size.maxNameBytes).toBe(limit >= at17 ? 17 : 16)
+    }
+  })
+
   it("maxNameBytes is the longest name that serializes within the limit, for any limit and request (property)", async () => {
     await fc.assert(
       fc.asyncProperty(

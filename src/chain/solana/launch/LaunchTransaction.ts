@@ -16,14 +16,19 @@
  * - On the SOL pair the buy pays lamports straight from the payer (svc-curve's native pair takes
  *   the wallet itself as the quote account, docs/solana-program.md), so the "wrap" is that
  *   transfer inside the buy; USDC and svc draw from the payer's existing token account.
- * - Every size figure comes from serializing the real message (`getTransactionEncoder` over the
- *   compiled transaction, empty signature slots included), never from a formula; `maxNameBytes`
- *   is searched by serializing the same request with other name lengths, capped at the name rule's
- *   32 bytes.
+ * - `txBytes` comes from serializing the real message (`getTransactionEncoder` over the compiled
+ *   transaction, empty signature slots included), never from a formula. `maxNameBytes` comes from
+ *   that one serialization (issue 34: the dry run assembled and serialized the launch twice, with
+ *   the request's name and with a 32-byte one): the name is a u8 length and its UTF-8 bytes inside
+ *   `create_curve`'s data, which the compiled message carries once, behind a compact-u16 length,
+ *   so a name of another length changes the wire by its bytes and by that prefix's size, nothing
+ *   else. `LaunchTransaction.test.ts` pins it equal to a serialization per name length (1..32, URIs
+ *   of 0..200 bytes, which cross the prefix's 128-byte step), capped at the name rule's 32 bytes.
  */
 import {
   type Address,
   compileTransaction,
+  getShortU16Encoder,
   getTransactionEncoder,
   type Instruction,
   type TransactionSigner
@@ -39,6 +44,7 @@ import {
 import { type BlockhashLifetime, buildTransactionMessage, type TransactionMessageToSign } from "../client/Transactions.js"
 import type { CurveMode } from "../program/accounts/Common.js"
 import { NAME_BYTES_MAX } from "../program/accounts/Metadata.js"
+import { utf8Bytes } from "../program/internal/bytes.js"
 import { COMPUTE_BUDGET_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../program/ProgramIds.js"
 
 /** Solana's packet limit for one serialized transaction (spec section 8). */
@@ -261,36 +267,29 @@ export interface LaunchSize {
   readonly overBy: number
 }
 
-/** A name of exactly `bytes` UTF-8 bytes (ASCII: the size depends on the byte count only). */
-const nameOfBytes = (bytes: number): string => "N".repeat(bytes)
+const shortU16 = getShortU16Encoder()
+
+/** Bytes an instruction's data of `length` takes in the compiled message: its compact-u16 length and the data. */
+const instructionDataBytes = (length: number): number => shortU16.getSizeFromValue(length) + length
 
 /**
- * Serializes the request and, when needed, the same request with other name lengths, to find
- * `maxNameBytes`: a binary search over 1..32 (the size grows with the name's byte length), each
- * probe a real serialization. `limit` is 1,232 in production; tests pass others to reach the
- * boundary.
+ * Serializes the request once and sizes the same request with other name lengths from it (see the
+ * module's invariants), to find `maxNameBytes`: the longest name of 1..32 bytes that fits `limit`
+ * (the size grows with the name's byte length). `limit` is 1,232 in production; tests pass others
+ * to reach the boundary.
  */
 export const sizeLaunch = async (
   i: LaunchTransactionInput,
   plan: LaunchPlan,
   limit: number = SOLANA_TRANSACTION_BYTES_MAX
 ): Promise<LaunchSize> => {
-  const sizeWith = async (name: string) => serializedSize((await assembleLaunchTransaction({ ...i, name }, plan)).message)
-  const txBytes = await sizeWith(i.name)
-  let maxNameBytes: number
-  if (await sizeWith(nameOfBytes(NAME_BYTES_MAX)).then((n) => n <= limit)) {
-    maxNameBytes = NAME_BYTES_MAX
-  } else {
-    // Invariant: names of `lo` bytes fit (0 meaning "none"), names of `hi` bytes do not.
-    let lo = 0
-    let hi = NAME_BYTES_MAX
-    while (hi - lo > 1) {
-      const mid = (lo + hi) >> 1
-      if ((await sizeWith(nameOfBytes(mid))) <= limit) lo = mid
-      else hi = mid
-    }
-    maxNameBytes = lo
-  }
+  const assembled = await assembleLaunchTransaction(i, plan)
+  const txBytes = serializedSize(assembled.message)
+  const dataLength = assembled.message.instructions[assembled.roles.indexOf("create_curve")]!.data!.length
+  const nameBytes = utf8Bytes(i.name).length
+  const withName = (bytes: number) => txBytes - instructionDataBytes(dataLength) + instructionDataBytes(dataLength - nameBytes + bytes)
+  let maxNameBytes = NAME_BYTES_MAX
+  while (maxNameBytes > 0 && withName(maxNameBytes) > limit) maxNameBytes--
   const fits = txBytes <= limit
   return { txBytes, limit, maxNameBytes, fits, overBy: fits ? 0 : txBytes - limit }
 }

@@ -35,7 +35,7 @@ import { decodeSplTokenAccount } from "../program/accounts/SplTokenAccount.js"
 import { SvcCurveError } from "../program/Errors.js"
 import { curveEventsFromLogs, type CurveEvent } from "../program/Events.js"
 import type { CreateCurveArgs, PoolSide } from "../program/Instructions.js"
-import { curveAddressesSync } from "../program/Pda.js"
+import { curveAddressesSync, findConfigAddressSync } from "../program/Pda.js"
 import { quotePoolBuy, quotePoolSell } from "../program/PoolMath.js"
 import { SVC_CURVE_PROGRAM_ID, TOKEN_PROGRAM_ID, USDC_MINT_ADDRESS, WSOL_MINT_ADDRESS } from "../program/ProgramIds.js"
 import { Ledger, minimumBalanceForRentExemption, type SubmitResult } from "./Ledger.js"
@@ -551,11 +551,13 @@ describe("svc-curve: an SPL quote pair (USDC) end to end", () => {
     expect(tokenBalance(w.ledger, a.feeVaultQuote)).toBe(fv.protocolAccruedRaw)
   })
 
-  it("finds the same addresses through kit as the program derives", async () => {
+  it("finds the same addresses through kit as the program derives (the pool's, derived on first read, too)", async () => {
     const mint = (await generateKeyPairSigner()).address
     const viaKit = await findCurveAddresses(mint)
     const sync = curveAddressesSync(mint)
     expect(viaKit.poolQuoteVault).toBe(sync.poolQuoteVault.address)
     expect(viaKit.feeVaultQuote).toBe(sync.feeVaultQuote.address)
+    const derived = ["curve", "metadata", "tokenVault", "stakerVault", "quoteVault", "feeVault", "feeVaultQuote", "pool", "poolTokenVault", "poolQuoteVault"] as const
+    expect({ ...viaKit }).toEqual({ mint, config: findConfigAddressSync().address, ...Object.fromEntries(derived.map((k) => [k, sync[k].address])) })
   })
 })

@@ -65,7 +65,7 @@ export const makeHeadlessGates = (ctx: HeadlessContext) => {
   })
 
   const sized = (caller: HeadlessCaller, request: LaunchRequest, payer: string, metadataUri: string) =>
-    solana.size({ ...solanaSpec(request, payer, metadataUri, BigInt(caller.plan.feeBps)), accountId: caller.accountId }).pipe(Effect.mapError(fromSolana))
+    solana.size(solanaSpec(request, payer, metadataUri, BigInt(caller.plan.feeBps))).pipe(Effect.mapError(fromSolana))
 
   const preview = (caller: HeadlessCaller, request: LaunchRequest) =>
     ledger.preview(beginInput(caller, request)).pipe(
@@ -77,9 +77,9 @@ export const makeHeadlessGates = (ctx: HeadlessContext) => {
       yield* permitted(caller)
       const seen = yield* preview(caller, request)
       if (seen._tag === "Replay") return { _tag: "Replay" as const, result: seen.result }
-      yield* eligible(caller, request)
+      const exclusive = yield* eligible(caller, request)
       const pictures = yield* resolveImages(request)
-      return { _tag: "Checked" as const, pictures }
+      return { _tag: "Checked" as const, pictures, exclusive }
     })
 
   return { beginInput, eligible, resolveImages, hostLaunch, embeddedWallet, solanaSpec, sized, admitted }

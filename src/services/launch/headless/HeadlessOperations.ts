@@ -87,7 +87,8 @@ export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGate
           storage("reading the wallets")
         )
       }
-      const exclusive = needsExclusiveEligibility(request.mode) ? yield* eligible(caller, request) : undefined
+      // Checked already by `admitted` (holdings read once); a replayed id is checked here, after the wallet, as before.
+      const exclusive = checked._tag === "Checked" ? checked.exclusive : needsExclusiveEligibility(request.mode) ? yield* eligible(caller, request) : undefined
       const size = request.chain === "solana" ? (yield* sized(caller, request, wallet.address, metadataUri)).size : undefined
       return headlessDryRunView(request, wallet.address, pictures.banner !== null, exclusive, size)
     })

@@ -81,6 +81,28 @@ export const selectRow = (ref: LaunchRef, lock: boolean): Effect.Effect<LaunchRe
   ).pipe(Effect.map((rows) => (rows[0] === undefined ? undefined : toRecord(rows[0]))))
 
 /**
+ * The row (no lock) and the account's slots used on `day`, in one statement: what a preview reads
+ * (issue 34: two statements before, the row and then the day's counter). One row always comes
+ * back: the ledger's columns are null when the id has none.
+ */
+export const selectRowAndDayUsed = (
+  ref: LaunchRef,
+  day: string
+): Effect.Effect<{ readonly record: LaunchRecord | undefined; readonly dayUsed: number }, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<Omit<RowDb, "account_id"> & { readonly account_id: string | null; readonly day_used: number | null }>`
+      SELECT ${columns(sql)},
+        (SELECT used FROM launch_daily_usage WHERE account_id = ${ref.accountId} AND day = ${day}::date) AS day_used
+      FROM (SELECT 1 AS one) AS here
+      LEFT JOIN launch_ledger ON account_id = ${ref.accountId} AND client_launch_id = ${ref.clientLaunchId}`
+  ).pipe(
+    Effect.map((rows) => {
+      const r = rows[0]!
+      return { record: r.account_id === null ? undefined : toRecord(r as RowDb), dayUsed: r.day_used ?? 0 }
+    })
+  )
+
+/**
  * Inserts the row unless the id exists. Returns false when it exists: a concurrent insert of the
  * same id waits on the unique index until the first commits (then false) or rolls back.
  */

@@ -22,12 +22,12 @@ import type { AtomicBuilt, PayerSignedBuild, SolanaLaunchShape, SolanaLaunchSpec
 import { fromWalletProvider, launchError } from "../SolanaLaunchError.js"
 import type { SolanaContext } from "./SolanaContext.js"
 import type { SolanaReads } from "./SolanaReads.js"
-import { blocksLeftOf, DRY_RUN_ATTEMPT, launchTransactionInput, oversizeRefusal, SIZING_LIFETIME } from "./SolanaRules.js"
+import { blocksLeftOf, launchTransactionInput, oversizeRefusal, SIZING_LIFETIME } from "./SolanaRules.js"
 
 export type SolanaBuilds = ReturnType<typeof makeSolanaBuilds>
 
 export const makeSolanaBuilds = (ctx: SolanaContext, reads: SolanaReads) => {
-  const { options, provider, rpc, secret, treasury, base64, fromBase64, encoder, timedBuild, read } = ctx
+  const { options, provider, rpc, secret, sizingMint, treasury, base64, fromBase64, encoder, timedBuild, read } = ctx
   const { blockHeight } = reads
 
   const transactionInput = (spec: SolanaLaunchSpec, mint: LaunchTransactionInput["mint"], lifetime: BlockhashLifetime) =>
@@ -49,12 +49,11 @@ export const makeSolanaBuilds = (ctx: SolanaContext, reads: SolanaReads) => {
       (size) => (size.fits ? Effect.succeed(size) : Effect.fail(oversizeRefusal(size)))
     )
 
+  // The process's stand-in mint: no key derived per size, and its curve addresses and the payer's
+  // token account are the memos' (derived once per process and payer), not a new mint's each time.
   const size: SolanaLaunchShape["size"] = (spec) =>
     Effect.gen(function* () {
-      const mint = yield* Effect.promise(() =>
-        launchMintSigner(secret, { accountId: spec.accountId, clientLaunchId: spec.request.clientLaunchId, attempt: DRY_RUN_ATTEMPT })
-      )
-      const { input, plan } = yield* transactionInput(spec, mint, SIZING_LIFETIME)
+      const { input, plan } = yield* transactionInput(spec, sizingMint, SIZING_LIFETIME)
       return { size: yield* checkedSize(input, plan), plan }
     }).pipe(Effect.withSpan("SolanaLaunch.size"))
 

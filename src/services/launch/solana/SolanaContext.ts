@@ -1,12 +1,13 @@
 /**
  * What the parts of `SolanaLaunch` share: its options and validated figures, the wallet provider,
- * the node's RPC client (one call is `read`, a failure `chain_unavailable`), the mint secret, the
- * treasury, the wire codecs, and the build deadline (`timedBuild`). Built once by
+ * the node's RPC client (one call is `read`, a failure `chain_unavailable`), the mint secret,
+ * sizing's stand-in mint, the treasury, the wire codecs, and the build deadline (`timedBuild`). Built once by
  * `SolanaLaunch.make`.
  */
 import {
   type Address,
   address,
+  type KeyPairSigner,
   getBase64Decoder,
   getBase64Encoder,
   getTransactionEncoder
@@ -26,7 +27,14 @@ export interface SolanaFigures {
 
 export type SolanaContext = ReturnType<typeof makeSolanaContext>
 
-export const makeSolanaContext = (options: SolanaLaunchOptions, provider: WalletProviderShape, figures: SolanaFigures, secret: Uint8Array, arrivals?: Arrivals) => {
+export const makeSolanaContext = (
+  options: SolanaLaunchOptions,
+  provider: WalletProviderShape,
+  figures: SolanaFigures,
+  secret: Uint8Array,
+  sizingMint: KeyPairSigner,
+  arrivals?: Arrivals
+) => {
   const { buildTimeoutMs, confirmTimeoutMs, pollIntervalMs } = figures
   const rpc = createNodeSolanaRpc(options.rpcUrl)
   /** The build deadline: `build_timeout` naming what was being built. */
@@ -48,6 +56,8 @@ export const makeSolanaContext = (options: SolanaLaunchOptions, provider: Wallet
     provider,
     rpc,
     secret,
+    /** The stand-in mint every size uses (`SolanaRules.SIZING_MINT_ID`), derived once. */
+    sizingMint,
     treasury,
     base64: getBase64Decoder(),
     fromBase64: getBase64Encoder(),

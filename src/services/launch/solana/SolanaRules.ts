@@ -74,8 +74,13 @@ export const blocksLeftOf = (lifetime: BlockhashLifetime, height: bigint): bigin
 /** A stand-in lifetime for sizing: a blockhash is 32 bytes whatever its value. */
 export const SIZING_LIFETIME: BlockhashLifetime = { blockhash: "11111111111111111111111111111111", lastValidBlockHeight: 0n }
 
-/** The attempt number the dry run derives its stand-in mint with (ledger attempts start at 1). */
-export const DRY_RUN_ATTEMPT = 0
+/**
+ * The id sizing's stand-in mint is derived under, once per process (`SolanaContext.sizingMint`): no
+ * attempt has it (account ids are never empty, ledger attempts start at 1), and a size does not
+ * depend on the mint's value (every address is 32 bytes, and a mint's derived addresses never
+ * coincide with the others of its launch).
+ */
+export const SIZING_MINT_ID = { accountId: "", clientLaunchId: "", attempt: 0 } as const
 
 /** A JSON-RPC error answered by the node (codes -32768..-32000), as opposed to a transport failure. */
 export const nodeAnswered = (e: unknown): boolean => {
