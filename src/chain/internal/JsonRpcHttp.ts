@@ -106,9 +106,8 @@ export const redactUrlCredentials = (url: string): string => {
   return url.replace(/^([a-z][a-z0-9+.-]*:[/\\]*)[^/\\?#]*@/i, "$1***@")
 }
 
-/** `new URL(url)`, failing with `InvalidRpcUrl` (no `input` carrying the text) when it does not parse. */
 /** An `http:` or `https:` URL, else `InvalidRpcUrl` (a `wss://` or `foo://` URL parses, and undici would refuse it per call as if the node were unreachable). */
-const parseRpcUrl = (url: string | URL): URL => {
+export const parseRpcUrl = (url: string | URL): URL => {
   const parsed = typeof url !== "string" ? url : URL.canParse(url) ? new URL(url) : undefined
   if (parsed === undefined) throw new InvalidRpcUrl(String(url))
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new InvalidRpcUrl(parsed.href, "is not http: or https:")
@@ -360,19 +359,36 @@ const headersOf = (h: JsonRpcHttpHeaders): Headers => {
 }
 
 /**
+ * A Solana JSON-RPC call's answer text: `body` POSTed to `target` by `postJson` (its failures as
+ * it rejects), a non-2xx status thrown as kit's `SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR` (what
+ * kit's own HTTP transport throws). The one HTTP step of `createNodeSolanaRpc` and of the reads
+ * that decode their answer themselves (`src/chain/solana/client/MultipleAccounts.ts`), so both
+ * fail alike.
+ */
+export const postSolanaJsonRpc = async (
+  target: URL,
+  body: string,
+  signal: AbortSignal | undefined,
+  options: { readonly maxResponseBytes?: number } = {}
+): Promise<string> => {
+  const res = await postJson(target, body, { signal, ...options })
+  if (res.status < 200 || res.status > 299) {
+    throw new SolanaError(SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, { headers: headersOf(res.headers), message: res.statusText, statusCode: res.status })
+  }
+  return res.body
+}
+
+/**
  * `@solana/kit`'s RPC over `postJson`, as `createSolanaRpc(url)` would be (its JSON with bigints
  * for every integer, so no u64 loses a unit; a non-2xx status is kit's
  * `SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR`), without fetch.
  */
 export const createNodeSolanaRpc = (url: string, options: { readonly maxResponseBytes?: number } = {}) => {
   const target = parseRpcUrl(url)
-  return createSolanaRpcFromTransport(async <TResponse>({ payload, signal }: { payload: unknown; signal?: AbortSignal }): Promise<TResponse> => {
-    const res = await postJson(target, stringifyJsonWithBigInts(payload), { signal, ...options })
-    if (res.status < 200 || res.status > 299) {
-      throw new SolanaError(SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, { headers: headersOf(res.headers), message: res.statusText, statusCode: res.status })
-    }
-    return parseJsonWithBigInts(res.body) as TResponse
-  })
+  return createSolanaRpcFromTransport(
+    async <TResponse>({ payload, signal }: { payload: unknown; signal?: AbortSignal }): Promise<TResponse> =>
+      parseJsonWithBigInts(await postSolanaJsonRpc(target, stringifyJsonWithBigInts(payload), signal, options)) as TResponse
+  )
 }
 
 /** viem's own `maxResponseBodySize` default: the body is not read past it (viem would refuse it after). */
