@@ -227,7 +227,7 @@ class CallSettled extends Error {
 }
 
 /** `addEventListener`'s options for a call's abort listener (one object for every call). */
-const ONCE: AddEventListenerOptions = { once: true }
+const ONCE = { once: true } as const
 
 /** A call's deadline (`setTimeout`'s argument is the call: no closure per call). */
 const expire = (call: JsonRpcCall): void => call.timedOut()
