@@ -7,7 +7,7 @@
  * decodes them before the handler runs and `OpenApi.ts` documents them from the same objects.
  * `parseAddress` checks a chain-dependent address a handler reads (the mint of `{chain}/{mint}`).
  */
-import { isAddress as isSolanaAddress } from "@solana/kit"
+import { isCheckedAddress as isSolanaAddress } from "../src/chain/solana/client/Accounts.js"
 import type { ChainId } from "../ingest/ChainEvent.js"
 import { type ApiError, validationFailed } from "../src/domain/ApiError.js"
 import { normalizeAddress } from "../src/domain/Chain.js"
@@ -33,9 +33,10 @@ export const parseAddress = (chain: ChainId, raw: string | undefined, field: str
     : validationFailed(field, chain === "solana" ? `${field} must be a base58 address` : `${field} must be a 0x-prefixed 20-byte address`)
 
 /**
- * `parseAddress`, and on Solana base58 text of exactly 32 bytes (kit's `isAddress`, ~9 µs: for
- * bodies that reach the chain, not the read path): the pattern alone admits 44 characters that
- * decode to 33 bytes, which a chain read throws on.
+ * `parseAddress`, and on Solana base58 text of exactly 32 bytes (kit's `isAddress`, ~9 µs and a
+ * BigInt loop's garbage, memoized for the texts it accepted: `isCheckedAddress`; for bodies that
+ * reach the chain, not the read path): the pattern alone admits 44 characters that decode to 33
+ * bytes, which a chain read throws on.
  */
 export const parseExactAddress = (chain: ChainId, raw: string | undefined, field: string, message: string): Parsed<string> => {
   const parsed = parseAddress(chain, raw, field)

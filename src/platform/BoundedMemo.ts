@@ -32,6 +32,11 @@ export class BoundedMemo<K, V> {
     return value
   }
 
+  /** Whether a value is kept for `key` (nothing computed). */
+  has(key: K): boolean {
+    return this.map.has(key)
+  }
+
   clear(): void {
     this.map.clear()
   }

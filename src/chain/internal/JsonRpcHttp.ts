@@ -106,9 +106,8 @@ export const redactUrlCredentials = (url: string): string => {
   return url.replace(/^([a-z][a-z0-9+.-]*:[/\\]*)[^/\\?#]*@/i, "$1***@")
 }
 
-/** `new URL(url)`, failing with `InvalidRpcUrl` (no `input` carrying the text) when it does not parse. */
 /** An `http:` or `https:` URL, else `InvalidRpcUrl` (a `wss://` or `foo://` URL parses, and undici would refuse it per call as if the node were unreachable). */
-const parseRpcUrl = (url: string | URL): URL => {
+export const parseRpcUrl = (url: string | URL): URL => {
   const parsed = typeof url !== "string" ? url : URL.canParse(url) ? new URL(url) : undefined
   if (parsed === undefined) throw new InvalidRpcUrl(String(url))
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new InvalidRpcUrl(parsed.href, "is not http: or https:")
@@ -144,23 +143,26 @@ const agent = new Agent({
  * hold that dead request beside `JSON_RPC_MAX_SOCKETS` live ones until then. FIFO (a `Set`
  * iterates in insertion order); an origin's entry is dropped when nothing holds or waits for a permit.
  */
+interface Waiter {
+  start(): void
+}
 class OriginGate {
   held = 0
-  readonly waiters = new Set<() => void>()
+  readonly waiters = new Set<Waiter>()
 }
 const gates = new Map<string, OriginGate>()
 
-/** Runs `start` once a permit for `origin` is free (at once if one is); returns the waiter to cancel, or undefined when it started. */
-const acquire = (origin: string, start: () => void): (() => void) | undefined => {
+/** Runs `waiter.start()` once a permit for `origin` is free (at once if one is); returns the waiter to cancel, or undefined when it started. */
+const acquire = (origin: string, waiter: Waiter): Waiter | undefined => {
   let gate = gates.get(origin)
   if (gate === undefined) gates.set(origin, (gate = new OriginGate()))
   if (gate.held < JSON_RPC_MAX_SOCKETS) {
     gate.held++
-    start()
+    waiter.start()
     return undefined
   }
-  gate.waiters.add(start)
-  return start
+  gate.waiters.add(waiter)
+  return waiter
 }
 
 /** Gives the permit back: the first waiter takes it, or it is freed. */
@@ -169,7 +171,7 @@ const release = (origin: string): void => {
   const next = gate.waiters.values().next()
   if (!next.done) {
     gate.waiters.delete(next.value)
-    next.value()
+    next.value.start()
     return
   }
   gate.held--
@@ -177,7 +179,7 @@ const release = (origin: string): void => {
 }
 
 /** Removes a waiter that will not start (aborted or past its deadline). */
-const cancelWait = (origin: string, waiter: () => void): void => {
+const cancelWait = (origin: string, waiter: Waiter): void => {
   const gate = gates.get(origin)!
   gate.waiters.delete(waiter)
   if (gate.held === 0 && gate.waiters.size === 0) gates.delete(origin)
@@ -224,12 +226,164 @@ class CallSettled extends Error {
   }
 }
 
+/** `addEventListener`'s options for a call's abort listener (one object for every call). */
+const ONCE = { once: true } as const
+
+/** A call's deadline (`setTimeout`'s argument is the call: no closure per call). */
+const expire = (call: JsonRpcCall): void => call.timedOut()
+
+/**
+ * One `postJson` call: its state and undici's handler for its request, as fields and methods
+ * rather than a dozen closures per call (the engine runs under tsx, whose esbuild `keepNames` wraps
+ * every named closure in an `Object.defineProperty` each time it is created: 3.2 KB of a trade
+ * build's garbage, docs/decisions.md "The trade build's chain read without kit's response path").
+ * It is its own abort listener (`handleEvent`) and wait-list entry (`start`). State is in `#`
+ * fields: undici probes a handler's members by name.
+ */
+class JsonRpcCall implements Dispatcher.DispatchHandler, Waiter {
+  #settled = false
+  /** On the origin's wait list (from `acquire` until `start` or `settle`). */
+  #waiting = false
+  /** Holds a permit (from `start` until undici is done with the request). */
+  #running = false
+  #deadline: ReturnType<typeof setTimeout> | undefined
+  /** Set while the request is on a connection (from `onRequestStart` until undici answers or fails it). */
+  #onWire: Dispatcher.DispatchController | undefined
+  readonly #chunks: Array<Buffer> = []
+  #size = 0
+  #status = 0
+  #statusText = ""
+  #responseHeaders: JsonRpcHttpHeaders = {}
+  readonly #origin: string
+  readonly #request: Dispatcher.DispatchOptions
+  readonly #limit: number
+  readonly #deadlineMs: number
+  readonly #signal: AbortSignal | undefined
+  readonly #resolve: (r: JsonRpcHttpResponse) => void
+  readonly #reject: (e: unknown) => void
+
+  constructor(
+    origin: string,
+    request: Dispatcher.DispatchOptions,
+    limit: number,
+    deadlineMs: number,
+    signal: AbortSignal | undefined,
+    resolve: (r: JsonRpcHttpResponse) => void,
+    reject: (e: unknown) => void
+  ) {
+    this.#origin = origin
+    this.#request = request
+    this.#limit = limit
+    this.#deadlineMs = deadlineMs
+    this.#signal = signal
+    this.#resolve = resolve
+    this.#reject = reject
+  }
+
+  /** Takes a pending slot, listens for the abort, arms the deadline and queues for a permit. */
+  begin(): void {
+    pending++
+    this.#signal?.addEventListener("abort", this, ONCE)
+    this.#deadline = setTimeout(expire, this.#deadlineMs, this)
+    this.#waiting = acquire(this.#origin, this) !== undefined
+  }
+
+  /** Marks the call settled once (true the first time): the pending slot, the timer, the listener and the wait-list entry given back. */
+  #settle(): boolean {
+    if (this.#settled) return false
+    this.#settled = true
+    pending--
+    clearTimeout(this.#deadline)
+    this.#signal?.removeEventListener("abort", this)
+    if (this.#waiting) cancelWait(this.#origin, this)
+    this.#waiting = false
+    return true
+  }
+
+  // The permit goes back only when undici is done with the request (see `OriginGate`), never from `fail`.
+  #free(): void {
+    if (!this.#running) return
+    this.#running = false
+    release(this.#origin)
+  }
+
+  #fail(e: unknown): void {
+    if (this.#settled) return
+    if (this.#settle()) this.#reject(e)
+    // On a connection: undici ends it there (and destroys that socket). Still queued in undici: it is
+    // dropped when a connection takes it (`onRequestStart`). Waiting for a permit: `settle` removed it.
+    const controller = this.#onWire
+    this.#onWire = undefined
+    controller?.abort(e instanceof Error ? e : new Error(String(e)))
+  }
+
+  #tooLarge(): void {
+    this.#fail(new ResponseTooLarge(this.#limit))
+  }
+
+  /** The abort listener (the caller's signal). */
+  handleEvent(): void {
+    this.#fail(this.#signal!.reason)
+  }
+
+  /** The deadline passed (`expire`). */
+  timedOut(): void {
+    this.#fail(new JsonRpcTimeout(this.#deadlineMs))
+  }
+
+  /** A permit is this call's: the request goes to undici (which reports every failure, a malformed request's included, through `onResponseError`). */
+  start(): void {
+    this.#waiting = false
+    this.#running = true
+    agent.dispatch(this.#request, this)
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    // A call already settled (its deadline, its caller's abort) while in undici's queue: refused
+    // here, undici drops the request and keeps the connection for the next one (`writeH1` catches
+    // the throw and fails the request without destroying the socket; an `abort()` here would destroy it).
+    if (this.#settled) throw new CallSettled()
+    this.#onWire = controller
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, resHeaders: JsonRpcHttpHeaders, statusMessage?: string): void {
+    this.#status = statusCode
+    this.#statusText = statusMessage ?? ""
+    this.#responseHeaders = resHeaders
+    if (Number(resHeaders["content-length"]) > this.#limit) this.#tooLarge()
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#settled) return
+    this.#size += chunk.length
+    if (this.#size > this.#limit) return this.#tooLarge()
+    this.#chunks.push(chunk)
+  }
+
+  onResponseEnd(): void {
+    this.#onWire = undefined
+    this.#free()
+    const text = Buffer.concat(this.#chunks, this.#size).toString("utf8")
+    if (this.#settle()) {
+      this.#resolve({ status: this.#status, statusText: this.#statusText, headers: this.#responseHeaders, body: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text })
+    }
+  }
+
+  // undici is done with the request: it failed, was aborted on its connection, or was dropped from the queue (`CallSettled`).
+  onResponseError(_controller: Dispatcher.DispatchController, e: Error): void {
+    this.#onWire = undefined
+    this.#free()
+    this.#fail(e)
+  }
+}
+
 /**
  * POSTs `body` (JSON text) to `url` and reads the whole answer as text (a leading UTF-8 BOM
  * dropped, as fetch's `text()` does). Rejects with the signal's reason when it aborts,
  * `ResponseTooLarge` past `maxResponseBytes`, `JsonRpcTimeout` past `deadlineMs`, `JsonRpcBusy`
  * over `JSON_RPC_MAX_PENDING`, `MalformedCredentials` for a URL's `user:password` that does not
  * decode, `InvalidRpcUrl` (a `TypeError`) for a malformed URL, or undici's error for the connection.
+ * One `JsonRpcCall` per call.
  */
 export const postJson = (
   url: string | URL,
@@ -254,45 +408,6 @@ export const postJson = (
       return reject(e)
     }
     if (pending >= JSON_RPC_MAX_PENDING) return reject(new JsonRpcBusy(JSON_RPC_MAX_PENDING))
-    pending++
-    const origin = target.origin
-    const limit = options.maxResponseBytes ?? JSON_RPC_MAX_RESPONSE_BYTES
-    let settled = false
-    // `waiter`: on the origin's list; `running`: holds a permit (from `start` until undici is done with the request).
-    let waiter: (() => void) | undefined
-    let running = false
-    let deadline: ReturnType<typeof setTimeout> | undefined
-    const settle = (f: () => void) => {
-      if (settled) return
-      settled = true
-      pending--
-      clearTimeout(deadline)
-      signal?.removeEventListener("abort", onAbort)
-      if (waiter !== undefined) cancelWait(origin, waiter)
-      waiter = undefined
-      f()
-    }
-    // The permit goes back only when undici is done with the request (see `OriginGate`), never from `fail`.
-    const free = () => {
-      if (!running) return
-      running = false
-      release(origin)
-    }
-    // Set while the request is on a connection (from `onRequestStart` until undici answers or fails it).
-    let onWire: Dispatcher.DispatchController | undefined
-    const fail = (e: unknown) => {
-      if (settled) return
-      settle(() => reject(e))
-      // On a connection: undici ends it there (and destroys that socket). Still queued in undici: it is
-      // dropped when a connection takes it (`onRequestStart`). Waiting for a permit: `settle` removed it.
-      const controller = onWire
-      onWire = undefined
-      controller?.abort(e instanceof Error ? e : new Error(String(e)))
-    }
-    const onAbort = () => fail(signal!.reason)
-    signal?.addEventListener("abort", onAbort, { once: true })
-    const deadlineMs = options.deadlineMs ?? JSON_RPC_DEADLINE_MS
-    deadline = setTimeout(() => fail(new JsonRpcTimeout(deadlineMs)), deadlineMs)
     const headers: Record<string, string> = {}
     let authorized = false
     for (const name in options.headers) {
@@ -305,52 +420,16 @@ export const postJson = (
     if (!authorized && urlAuth !== undefined) headers.authorization = urlAuth
     headers.accept = "application/json"
     headers["content-type"] = "application/json; charset=utf-8"
-    const chunks: Array<Buffer> = []
-    let size = 0
-    const tooLarge = () => fail(new ResponseTooLarge(limit))
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart: (controller) => {
-        // A call already settled (its deadline, its caller's abort) while in undici's queue: refused
-        // here, undici drops the request and keeps the connection for the next one (`writeH1` catches
-        // the throw and fails the request without destroying the socket; an `abort()` here would destroy it).
-        if (settled) throw new CallSettled()
-        onWire = controller
-      },
-      onResponseStart: (_controller, statusCode, resHeaders, statusMessage) => {
-        status = statusCode
-        statusText = statusMessage ?? ""
-        responseHeaders = resHeaders
-        if (Number(resHeaders["content-length"]) > limit) tooLarge()
-      },
-      onResponseData: (_controller, chunk) => {
-        if (settled) return
-        size += chunk.length
-        if (size > limit) return tooLarge()
-        chunks.push(chunk)
-      },
-      onResponseEnd: () => {
-        onWire = undefined
-        free()
-        const text = Buffer.concat(chunks, size).toString("utf8")
-        settle(() => resolve({ status, statusText, headers: responseHeaders, body: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text }))
-      },
-      // undici is done with the request: it failed, was aborted on its connection, or was dropped from the queue (`CallSettled`).
-      onResponseError: (_controller, e) => {
-        onWire = undefined
-        free()
-        fail(e)
-      }
-    }
-    let status = 0
-    let statusText = ""
-    let responseHeaders: JsonRpcHttpHeaders = {}
-    const start = () => {
-      waiter = undefined
-      running = true
-      // undici reports every failure, a malformed request's included, through `onResponseError`.
-      agent.dispatch({ origin, path: target.pathname + target.search, method: "POST", headers, body }, handler)
-    }
-    waiter = acquire(origin, start)
+    const origin = target.origin
+    new JsonRpcCall(
+      origin,
+      { origin, path: target.pathname + target.search, method: "POST", headers, body },
+      options.maxResponseBytes ?? JSON_RPC_MAX_RESPONSE_BYTES,
+      options.deadlineMs ?? JSON_RPC_DEADLINE_MS,
+      signal,
+      resolve,
+      reject
+    ).begin()
   })
 
 const headersOf = (h: JsonRpcHttpHeaders): Headers => {
@@ -360,19 +439,36 @@ const headersOf = (h: JsonRpcHttpHeaders): Headers => {
 }
 
 /**
+ * A Solana JSON-RPC call's answer text: `body` POSTed to `target` by `postJson` (its failures as
+ * it rejects), a non-2xx status thrown as kit's `SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR` (what
+ * kit's own HTTP transport throws). The one HTTP step of `createNodeSolanaRpc` and of the reads
+ * that decode their answer themselves (`src/chain/solana/client/MultipleAccounts.ts`), so both
+ * fail alike.
+ */
+export const postSolanaJsonRpc = async (
+  target: URL,
+  body: string,
+  signal: AbortSignal | undefined,
+  options: { readonly maxResponseBytes?: number } = {}
+): Promise<string> => {
+  const res = await postJson(target, body, { signal, ...options })
+  if (res.status < 200 || res.status > 299) {
+    throw new SolanaError(SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, { headers: headersOf(res.headers), message: res.statusText, statusCode: res.status })
+  }
+  return res.body
+}
+
+/**
  * `@solana/kit`'s RPC over `postJson`, as `createSolanaRpc(url)` would be (its JSON with bigints
  * for every integer, so no u64 loses a unit; a non-2xx status is kit's
  * `SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR`), without fetch.
  */
 export const createNodeSolanaRpc = (url: string, options: { readonly maxResponseBytes?: number } = {}) => {
   const target = parseRpcUrl(url)
-  return createSolanaRpcFromTransport(async <TResponse>({ payload, signal }: { payload: unknown; signal?: AbortSignal }): Promise<TResponse> => {
-    const res = await postJson(target, stringifyJsonWithBigInts(payload), { signal, ...options })
-    if (res.status < 200 || res.status > 299) {
-      throw new SolanaError(SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, { headers: headersOf(res.headers), message: res.statusText, statusCode: res.status })
-    }
-    return parseJsonWithBigInts(res.body) as TResponse
-  })
+  return createSolanaRpcFromTransport(
+    async <TResponse>({ payload, signal }: { payload: unknown; signal?: AbortSignal }): Promise<TResponse> =>
+      parseJsonWithBigInts(await postSolanaJsonRpc(target, stringifyJsonWithBigInts(payload), signal, options)) as TResponse
+  )
 }
 
 /** viem's own `maxResponseBodySize` default: the body is not read past it (viem would refuse it after). */

@@ -1,3 +1,6 @@
+import { sha256 } from "@noble/hashes/sha2.js"
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { planById, resolvePlans } from "../../domain/Plans.js"
 import {
@@ -13,7 +16,7 @@ import {
   usageSummary
 } from "./KeyRules.js"
 import { TtlLru } from "./TtlLru.js"
-import { hashToken, mintToken, parseToken, verifyToken } from "./Tokens.js"
+import { hashesEqual, hashToken, mintToken, parseToken, verifyToken } from "./Tokens.js"
 
 const plans = resolvePlans({}, 30)
 
@@ -118,6 +121,24 @@ describe("tokens", () => {
     for (const bad of ["svc_live_", "svc_live_0" + a.token.slice(10), a.token + "1", "svc_prod_" + a.token.slice(9), a.token.slice(0, -1)]) {
       expect(parseToken(bad), bad).toBeUndefined()
     }
+  })
+})
+
+describe("token hashes", () => {
+  it("hashToken is sha-256 of the UTF-8 bytes in hex, as @noble/hashes computes it; verifyToken agrees with hashesEqual over it", () => {
+    expect(hashToken("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31)
+    console.log(`token hashes property: FC_SEED=${seed}`)
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme", maxLength: 80 }), fc.string({ maxLength: 70 }), (token, other) => {
+        expect(hashToken(token)).toBe(bytesToHex(sha256(utf8ToBytes(token))))
+        expect(verifyToken(token, hashToken(token))).toBe(true)
+        expect(verifyToken(token, other)).toBe(hashesEqual(hashToken(token), other))
+        expect(verifyToken(token, hashToken(token).toUpperCase())).toBe(true)
+        expect(verifyToken(token, "")).toBe(false)
+      }),
+      { seed, numRuns: 300 }
+    )
   })
 })
 

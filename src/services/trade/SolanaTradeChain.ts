@@ -40,6 +40,7 @@ import { memoInstruction } from "../../chain/solana/client/RequestMemo.js"
 import { buildTransactionMessage } from "../../chain/solana/client/Transactions.js"
 import { checkedAddress } from "../../chain/solana/client/Accounts.js"
 import { causedBy, customCodeOf } from "../../chain/solana/client/NodeRefusals.js"
+import { makeMultipleAccountsReader, type RawAccount } from "../../chain/solana/client/MultipleAccounts.js"
 import { makeTransactionWatch, type Observed } from "../../chain/solana/client/TransactionWatch.js"
 import { buyLegFailure } from "../../chain/solana/launch/BuyLegTransaction.js"
 import { curveParamsOf, curveStateOf, decodeCurve } from "../../chain/solana/program/accounts/Curve.js"
@@ -156,12 +157,6 @@ export const solanaFailureReasonOf = (err: unknown): RevertReason => {
     }
   }
   return buyLegFailure(err)
-}
-
-interface RawAccount {
-  readonly owner: string
-  readonly data: Uint8Array
-  readonly lamports: bigint
 }
 
 /** The venue of a curve account and its pool account as read (undefined: no svc-curve curve, not launched here). Pure. */
@@ -293,13 +288,14 @@ const traceBuilt = (watch: Watch, b: BuiltOnChain): Effect.Effect<Traced, Return
 export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonly timeoutMs?: number }) => {
   const watch = makeTransactionWatch(options.rpcUrl, (message) => tradeError("chain_unavailable", message, { retryable: true }), options.timeoutMs)
   const { rpc, read } = watch
+  const multipleAccounts = makeMultipleAccountsReader(options.rpcUrl)
 
-  /** Several accounts read at one slot in one round trip (`getMultipleAccounts`); undefined where none exists. */
-  const accounts = (addresses: ReadonlyArray<Address>) =>
-    Effect.map(
-      read("getMultipleAccounts", (signal) => rpc.getMultipleAccounts([...addresses], { encoding: "base64", commitment: "confirmed" }).send({ abortSignal: signal })),
-      (r) => r.value.map((a) => (a === null ? undefined : { owner: a.owner as string, data: new Uint8Array(fromBase64.encode(a.data[0])), lamports: a.lamports }))
-    )
+  /**
+   * Several accounts read at one slot in one round trip (`getMultipleAccounts`); undefined where
+   * none exists. Decoded without kit's response path (`MultipleAccounts.ts`: exact, kit's own
+   * path for anything but a plain answer); its failures are the read's, as every chain read's.
+   */
+  const accounts = (addresses: ReadonlyArray<Address>) => read("getMultipleAccounts", (signal) => multipleAccounts(addresses, "confirmed", signal))
 
   /** Where `mint` trades now; undefined when it has no svc-curve curve (not launched here). One round trip: the curve and its pool together. */
   const venue = (mintText: string) =>

@@ -12,7 +12,7 @@ export type AnyAccountMeta = AccountMeta | (AccountMeta & { readonly signer: Tra
 export const addressOf = (s: SignerInput): Address => (typeof s === "string" ? s : s.address)
 
 /** A base58 address from text as kit's `address()` checks it (throws on a bad one), the check memoized (`program/internal/bytes.ts`). */
-export { checkedAddress } from "../program/internal/bytes.js"
+export { checkedAddress, isCheckedAddress } from "../program/internal/bytes.js"
 
 export const signerMeta = (s: SignerInput, writable: boolean): AnyAccountMeta => {
   const role = writable ? AccountRole.WRITABLE_SIGNER : AccountRole.READONLY_SIGNER

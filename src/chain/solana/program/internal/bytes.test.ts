@@ -1,6 +1,7 @@
-import { address, getAddressDecoder } from "@solana/kit"
+import { address, getAddressDecoder, getBase58Decoder, isAddress } from "@solana/kit"
+import fc from "fast-check"
 import { describe, expect, it, vi } from "vitest"
-import { ADDRESS_MEMO_MAX, addressFromBytes, addressMemoSizes, ByteReader, checkedAddress } from "./bytes.js"
+import { ADDRESS_MEMO_MAX, addressFromBytes, addressMemoSizes, ByteReader, checkedAddress, isCheckedAddress } from "./bytes.js"
 
 const kitDecoder = getAddressDecoder()
 /** 32 bytes from a counter: distinct keys. */
@@ -31,6 +32,34 @@ describe("base58 memo of 32-byte keys", () => {
     expect(addressFromBytes(keyBytes(1000))).toBe(kitDecoder.decode(keyBytes(1000)))
     for (let n = 0; n < ADDRESS_MEMO_MAX + 10; n++) checkedAddress(kitDecoder.decode(keyBytes(9000 + n)))
     expect(addressMemoSizes().text).toBeLessThanOrEqual(ADDRESS_MEMO_MAX)
+  })
+
+  it("isCheckedAddress answers kit's isAddress on any text, keeps only the texts it accepted, and answers a kept one again", async () => {
+    vi.resetModules()
+    const fresh = await import("./bytes.js")
+    const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31)
+    console.log(`isCheckedAddress property: FC_SEED=${seed}`)
+    const base58 = getBase58Decoder()
+    const text = fc.oneof(
+      fc.uint8Array({ minLength: 31, maxLength: 33 }).map((b) => base58.decode(b)),
+      fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => base58.decode(b)),
+      fc.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{30,46}$/),
+      fc.string({ minLength: 32, maxLength: 44 })
+    )
+    fc.assert(
+      fc.property(text, (t) => {
+        const kept = fresh.addressMemoSizes().text
+        const answer = fresh.isCheckedAddress(t)
+        expect(answer).toBe(isAddress(t))
+        if (!answer) expect(fresh.addressMemoSizes().text).toBe(kept)
+        expect(fresh.isCheckedAddress(t)).toBe(answer)
+      }),
+      { seed, numRuns: 500 }
+    )
+    // Pattern-valid text that does not decode to 32 bytes (44 leading zeros): refused, as kit refuses it.
+    expect(isCheckedAddress("1".repeat(44))).toBe(false)
+    expect(isAddress("1".repeat(44))).toBe(false)
+    expect(isCheckedAddress(kitDecoder.decode(keyBytes(5)))).toBe(true)
   })
 
   it("stores: from an empty memo 4,096 distinct keys are 4,096 entries, one more clears it to 1, a repeat adds none", async () => {

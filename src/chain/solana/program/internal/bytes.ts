@@ -4,7 +4,7 @@
  * past the end, an integer out of its width or a string over its byte limit throws RangeError.
  * Public decoders catch it and return `undefined`; encoders let it surface (a programmer error).
  */
-import { address, getAddressDecoder, getAddressEncoder, type Address } from "@solana/kit"
+import { address, getAddressDecoder, getAddressEncoder, isAddress, type Address } from "@solana/kit"
 import { BoundedMemo } from "../../../../platform/BoundedMemo.js"
 
 const addressEncoder = getAddressEncoder()
@@ -39,6 +39,13 @@ export const addressFromBytes = (bytes: Uint8Array): Address =>
 
 /** `text` as an `Address` once kit's `address()` accepted it (throws as it does otherwise); memoized. */
 export const checkedAddress = (text: string): Address => checkedText.get(text, text, address)
+
+/**
+ * kit's `isAddress(text)` (base58 of exactly 32 bytes), through `checkedAddress`'s memo: a text
+ * accepted once is answered from it (and kept there: a request body's mint recurs); a refused text
+ * is checked by kit each time and never kept.
+ */
+export const isCheckedAddress = (text: string): boolean => checkedText.has(text) || (isAddress(text) && checkedAddress(text) === text)
 
 /**
  * The base58 address of 32 bytes, NOT memoized: for keys that seldom come back (a PDA search's
