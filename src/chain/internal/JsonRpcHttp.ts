@@ -237,7 +237,7 @@ const expire = (call: JsonRpcCall): void => call.timedOut()
  * rather than a dozen closures per call (the engine runs under tsx, whose esbuild `keepNames` wraps
  * every named closure in an `Object.defineProperty` each time it is created: 3.2 KB of a trade
  * build's garbage, docs/decisions.md "The trade build's chain read without kit's response path").
- * It is its own abort listener (`handleEvent`) and wait-list entry (`start`). State is in `#`
+ * It is its own abort listener (`handleEvent`; Node wraps an object listener in a closure of its own, but no tsx `__name`) and wait-list entry (`start`). State is in `#`
  * fields: undici probes a handler's members by name.
  */
 class JsonRpcCall implements Dispatcher.DispatchHandler, Waiter {

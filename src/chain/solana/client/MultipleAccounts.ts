@@ -28,6 +28,7 @@ import { parseRpcUrl, postSolanaJsonRpc } from "../../internal/JsonRpcHttp.js"
 /** An account as the engine's reads use it: its owner program, its data and its lamports. */
 export interface RawAccount {
   readonly owner: string
+  /** A view, possibly into Buffer's shared pool (`byteOffset` not 0): read it through the view, never `data.buffer` from 0. */
   readonly data: Uint8Array
   readonly lamports: bigint
 }
