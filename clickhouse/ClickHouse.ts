@@ -18,7 +18,7 @@
  *   is run by a start on chDB (one process per data directory) and refused by a start on a
  *   server (several engines start against one server, and two rebuilds at once lose rows): that
  *   start fails, changing nothing, and names `migrateCommand`, the one-shot that runs it
- *   (`clickhouse/migrate.ts`) with every engine stopped.
+ *   (`src/ClickHouseMigrate.ts`) with every engine stopped.
  * - Scoped: the chDB session or the server client closes with the layer's scope.
  */
 import { Context, Effect, Layer, type Redacted, type Scope } from "effect"
@@ -39,7 +39,7 @@ export const insertRowsMaxDefault = 100_000
 export const insertBytesMaxDefault = 16 * 1024 * 1024
 /** The database the engine uses unless told otherwise. */
 export const databaseDefault = "curvestream"
-/** The one-shot that runs pending migrations' programs on a server (`clickhouse/migrate.ts`). */
+/** The one-shot that runs pending migrations' programs on a server (`src/ClickHouseMigrate.ts`). */
 export const migrateCommand = "npm run clickhouse:migrate"
 
 /**

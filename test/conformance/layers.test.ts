@@ -33,7 +33,7 @@ const LAYERS: ReadonlyArray<LayerDef> = [
   { name: "api", rank: 5, holds: ["api"] },
   // The composition root and what only it starts: configuration, the simulations, the data service's wiring.
   // The MCP endpoint and the clients it serves (`clients/`: the typed client and the tool server, clients of the routes) sit here too.
-  { name: "main", rank: 6, holds: ["src/main.ts", "src/cli.ts", "src/DataService.ts", "src/MainApi.ts", "src/McpEndpoint.ts", "src/layers", "src/config", "src/sim", "clients"] }
+  { name: "main", rank: 6, holds: ["src/main.ts", "src/cli.ts", "src/ClickHouseMigrate.ts", "src/DataService.ts", "src/MainApi.ts", "src/McpEndpoint.ts", "src/layers", "src/config", "src/sim", "clients"] }
 ]
 
 /** The folders scanned for source modules. */

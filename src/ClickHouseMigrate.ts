@@ -13,10 +13,10 @@
  */
 import { Effect, Logger, LogLevel } from "effect"
 import * as path from "node:path"
-import { AppConfig } from "../src/config/AppConfig.js"
-import { unsupportedNode } from "../src/config/Runtime.js"
-import { ClickHouse, migrateCommand } from "./ClickHouse.js"
-import { migrations } from "./migrations/index.js"
+import { AppConfig } from "./config/AppConfig.js"
+import { unsupportedNode } from "./config/Runtime.js"
+import { ClickHouse, migrateCommand } from "../clickhouse/ClickHouse.js"
+import { migrations } from "../clickhouse/migrations/index.js"
 
 /** How long one statement of the one-shot may run on a server (one day's copy, a fingerprint): 1 hour. */
 export const migrateRequestTimeoutMs = 3_600_000
