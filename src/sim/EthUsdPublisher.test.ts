@@ -1,4 +1,4 @@
-import { Effect, Fiber, TestClock } from "effect"
+import { Effect, Fiber } from "effect"
 import { describe, expect, it } from "@effect/vitest"
 import type { Account, Chain, Hash, PublicClient } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
@@ -8,29 +8,7 @@ import { GENESIS_ETH_USD_ANSWER } from "../chain/hood/localnet/Deploy.js"
 import { ETH_USD_REPORTER_KEY } from "../chain/hood/localnet/DevAccounts.js"
 import { publicClientOf, startHoodLocalnet } from "../chain/hood/localnet/testkit.js"
 import { runEthUsdPublisher } from "./EthUsdPublisher.js"
-
-/**
- * Waits until the publisher sleeps until its next look on the TestClock (its post, if any, done):
- * bounded by a 20 s deadline on the wall clock, giving the event loop a turn between checks.
- */
-const asleep = Effect.gen(function* () {
-  const deadline = Date.now() + 20_000
-  while ((yield* TestClock.sleeps()).length === 0) {
-    if (Date.now() > deadline) throw new Error("the publisher did not come back to its sleep within 20 s")
-    yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 1)))
-  }
-})
-
-/** After the first look, advances the Clock look by look (`intervalMs`), `looks` times, noting the time. */
-const runLooks = (setNow: (ms: number) => void, intervalMs: number, looks: number) =>
-  Effect.gen(function* () {
-    yield* asleep
-    for (let i = 1; i <= looks; i++) {
-      setNow(i * intervalMs)
-      yield* TestClock.adjust(`${intervalMs} millis`)
-      yield* asleep
-    }
-  })
+import { runLooks } from "../../test/support/publisherLooks.js"
 
 const account = privateKeyToAccount(ETH_USD_REPORTER_KEY)
 const feed = "0x00000000000000000000000000000000000000f1" as const

@@ -1,9 +1,10 @@
 import { address } from "@solana/kit"
-import { Effect, Fiber, TestClock } from "effect"
+import { Effect, Fiber } from "effect"
 import { describe, expect, it } from "@effect/vitest"
 import { GENESIS_SOL_USD } from "../chain/solana/localnet/Ledger.js"
 import type { RpcSender } from "../chain/solana/RpcSender.js"
 import { postDue, priceHeartbeatMs, runPythPublisher, walkPrice } from "./PythPublisher.js"
+import { runLooks } from "../../test/support/publisherLooks.js"
 
 describe("the localnet publishers' price walk", () => {
   it("moves by the drawn basis points, exactly in bigint, and stays within half and twice the start", () => {
@@ -59,30 +60,6 @@ const recordingSender = (refuse: ReadonlySet<number> = new Set()) => {
   } satisfies RpcSender
   return { sender, calls, setNow: (ms: number) => (now = ms) }
 }
-
-/**
- * Waits until the publisher sleeps until its next look on the TestClock (so the look's post, if
- * any, is done): bounded by a 10 s deadline on the wall clock, giving the event loop a turn
- * between checks (the publisher's signer and sends are promises).
- */
-const asleep = Effect.gen(function* () {
-  const deadline = Date.now() + 10_000
-  while ((yield* TestClock.sleeps()).length === 0) {
-    if (Date.now() > deadline) throw new Error("the publisher did not come back to its sleep within 10 s")
-    yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
-  }
-})
-
-/** After the first look, advances the Clock look by look (`intervalMs`), `looks` times, noting the time for the sender. */
-const runLooks = (setNow: (ms: number) => void, intervalMs: number, looks: number) =>
-  Effect.gen(function* () {
-    yield* asleep
-    for (let i = 1; i <= looks; i++) {
-      setNow(i * intervalMs)
-      yield* TestClock.adjust(`${intervalMs} millis`)
-      yield* asleep
-    }
-  })
 
 const options = { seed: 7, priceAccount: address("7UVimffxr9ow1uXYxsr4LHAcV58mLzhmwaeKvJ1pjLiE"), intervalMs: 2_000, heartbeatMs: 15_000, start: GENESIS_SOL_USD }
 
