@@ -176,6 +176,18 @@ describe("decodeMultipleAccountsFast against kit's parse", () => {
     )
   })
 
+  it("number literals a node does not write (5e2, 500.0, 5.00e2, -0): the same bigint on both paths", async () => {
+    const ok = answerOf([{ lamports: 500n, data: new Uint8Array([1, 2, 3]), owner: "11111111111111111111111111111111" }], 1n)
+    for (const [literal, lamports] of [["5e2", 500n], ["5E2", 500n], ["500.0", 500n], ["5.00e2", 500n], ["-0", 0n], ["0.0", 0n]] as const) {
+      const text = ok.replace('"lamports":500', `"lamports":${literal}`)
+      expect(text, literal).toContain(`"lamports":${literal}`)
+      const fast = decodeMultipleAccountsFast(text, 1)
+      expect(fast, literal).toBeDefined()
+      expect(fast![0]!.lamports, literal).toBe(lamports)
+      expect(plain(fast!), literal).toEqual(plain(await kitAccounts(text, [addressOf(0)], "confirmed")))
+    }
+  })
+
   it("anything but a plain success is kit's to decide", () => {
     const ok = answerOf([{ lamports: 5n, data: new Uint8Array([1, 2, 3]), owner: "11111111111111111111111111111111" }], 1n)
     expect(decodeMultipleAccountsFast(ok, 1)).toBeDefined()
