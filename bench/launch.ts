@@ -39,7 +39,8 @@
  * between the `launch` markers in docs/benchmarks.md (appended at the end when absent).
  * `-- --dry-run-only`: the dry-run phase alone; prints its table, writes nothing.
  * `BENCH_PROFILE_DIR=<dir>`: as --dry-run-only without the baselines, the engine under
- * `--cpu-prof` (its `.cpuprofile` lands in `<dir>` when it stops). Each engine's measured dry-run
+ * `--cpu-prof` (its `.cpuprofile` lands in `<dir>` when it stops); `BENCH_PROFILE_CASE=job`: the
+ * key-authenticated 404 job read alone instead (the keyed request's floor, issue 34). Each engine's measured dry-run
  * rounds print their bounds on the monotonic clock (`--from µs --to µs`, warm-up left out) for
  * `bench/cpuprofileSummary.ts`'s window.
  * `BENCH_BEFORE_ROOT=<dir>`: a checkout of an earlier commit with its own `node_modules` (e.g. the
@@ -93,6 +94,9 @@ const SLOTS = (process.env.BENCH_SLOTS ?? "400,100").split(",").map((s) => Numbe
 const JOB_POLL_MS = envInt("BENCH_JOB_POLL_MS", 20)
 const ROUNDS = quick ? 1 : 4
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR
+/** Which case a profiled run measures: `dry-run` (default) or `job` (the 404 job read). */
+const PROFILE_CASE = process.env.BENCH_PROFILE_CASE ?? "dry-run"
+if (PROFILE_CASE !== "dry-run" && PROFILE_CASE !== "job") throw new Error("BENCH_PROFILE_CASE must be dry-run or job")
 const DRY_RUN_ONLY = PROFILE_DIR !== undefined || process.argv.includes("--dry-run-only")
 const IN_FLIGHT = 8
 /** The dev buy: 0.1 SOL, as the e2e test's launch. */
@@ -321,8 +325,8 @@ const dryRunPhase = async (s: Session): Promise<DryRunReport> => {
         })
     }
   ]
-  // Profiling: the dry run alone, so the profile holds nothing else.
-  const cases = PROFILE_DIR === undefined ? allCases : allCases.slice(2)
+  // Profiling: one case alone (the dry run, or with BENCH_PROFILE_CASE=job the 404 job read), so the profile holds nothing else.
+  const cases = PROFILE_DIR === undefined ? allCases : PROFILE_CASE === "job" ? allCases.slice(1, 2) : allCases.slice(2)
   const rows: Row[] = []
   for (const inFlight of [1, IN_FLIGHT]) {
     const tallies = cases.map(() => emptyTally())

@@ -50,7 +50,9 @@ import { ImageService } from "./services/images/ImageService.js"
 import { ingestionReport, type IngestionReport } from "./services/ingestion/IngestionLag.js"
 import { AtomicLaunch } from "./services/launch/atomic/AtomicLaunch.js"
 import { HeadlessLaunch } from "./services/launch/HeadlessLaunch.js"
-import { selfOrAtomicJob } from "./services/launch/LaunchJobs.js"
+import { launchStorage } from "./services/launch/internal/LaunchGates.js"
+import { launchJob } from "./services/launch/LaunchJobs.js"
+import { LaunchLedger } from "./services/launch/LaunchLedger.js"
 import * as LaunchVisibility from "./services/launch/LaunchVisibility.js"
 import { SelfLaunch } from "./services/launch/SelfLaunch.js"
 import * as OrderService from "./services/orders/OrderService.js"
@@ -116,6 +118,8 @@ export const serveMainApi = (config: AppConfigShape, options: MainApiOptions = {
     const prices = yield* PriceSource
     const selfLaunches = yield* SelfLaunch
     const atomicLaunches = yield* AtomicLaunch
+    const headlessLaunches = yield* HeadlessLaunch
+    const launchLedger = yield* LaunchLedger
     const launchSettings = {
       expCustomCurves: config.launch.expCustomCurves,
       devBuyCeilings: config.devBuyCeilings,
@@ -149,10 +153,13 @@ export const serveMainApi = (config: AppConfigShape, options: MainApiOptions = {
       launch: {
         enabled: config.launch.enabled,
         agentAuth: accounts.agentAuth,
-        launches: yield* HeadlessLaunch,
+        launches: headlessLaunches,
         images: yield* ImageService,
         settings: launchSettings,
-        selfJob: selfOrAtomicJob(selfLaunches, atomicLaunches)
+        job: launchJob({
+          read: (ref) => launchLedger.get(ref).pipe(launchStorage("reading the job")),
+          paths: { headless: headlessLaunches.job, self: selfLaunches.job, atomic: atomicLaunches.job }
+        })
       },
       atomic: { enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: atomicLaunches, settings: launchSettings },
       self: { enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: selfLaunches, settings: launchSettings },

@@ -35,8 +35,8 @@ export interface LaunchRoutesOptions {
   readonly launches: HeadlessLaunchShape
   readonly images: ImageServiceShape
   readonly settings: LaunchRequestSettings
-  /** A self-signed launch's job (2.7, with a Hood TEE build's `operation`); undefined when the id names none. */
-  readonly selfJob: (ref: LaunchRef) => Effect.Effect<LaunchJobView | undefined, LaunchError>
+  /** Any path's job record (2.7: `LaunchJobs.launchJob`, one ledger read); an unknown or foreign id is `job_not_found`. */
+  readonly job: (ref: LaunchRef) => Effect.Effect<LaunchJobView, LaunchError>
 }
 
 /** Launch bodies are small; images travel by URL. */
@@ -205,18 +205,10 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
       404: refusal(["JOB_NOT_FOUND"], "unknown or another account's id")
     },
     authenticate: reader,
-    handler: (_req, { clientLaunchId }, principal) => {
-      const ref = { accountId: principal.accountId, clientLaunchId }
-      // The job read serves every path's rows: a self-signed launch's job when the headless path has none.
-      const either = launches.job(ref).pipe(
-        Effect.catchIf(
-          (e) => e.reason === "job_not_found",
-          (e) => Effect.flatMap(options.selfJob(ref), (record) => (record === undefined ? Effect.fail(e) : Effect.succeed(record)))
-        )
-      )
-      // A failed row records its reason (or, written before, the code): the job says the code.
-      return mapFailure(either).pipe(Effect.map((job) => json(200, { success: true, job: jobAnswer(job) })))
-    }
+    // The job read serves every path's rows (headless, self-signed, atomic) from one ledger read.
+    // A failed row records its reason (or, written before, the code): the job says the code.
+    handler: (_req, { clientLaunchId }, principal) =>
+      mapFailure(options.job({ accountId: principal.accountId, clientLaunchId })).pipe(Effect.map((job) => json(200, { success: true, job: jobAnswer(job) })))
   })
 
   const upload = route({

@@ -36,7 +36,7 @@ export const mainRoutes: ReadonlyArray<RouteDef> = mainRouteTable({
     index, nowMs, agentAuth: unused, freePlan: planById(resolvePlans({}, 30), "free"), hoodPools: null, creatorShares: { solana: 3_000n, hood: 3_000n }
   },
   agent: { index, nowMs, sql: unused, clickhouse: unused, prices: unused, tiers: unused, wallets: unused },
-  launch: { enabled: true, agentAuth: unused, launches: unused, images: unused, settings, selfJob: unused },
+  launch: { enabled: true, agentAuth: unused, launches: unused, images: unused, settings, job: unused },
   atomic: { enabled: true, agentAuth: unused, launches: unused, settings },
   self: { enabled: true, agentAuth: unused, launches: unused, settings },
   staking: { enabled: true, agentAuth: unused, staking: unused, writeWindow: unused, nowMs },

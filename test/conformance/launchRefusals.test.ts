@@ -325,7 +325,7 @@ const inProcess = async (
     launches: { dryRun: counted(o.dryRun) as HeadlessLaunchShape["dryRun"], launch: counted(o.launch) as HeadlessLaunchShape["launch"], job: unexpected, resumeInFlight: unexpected() },
     images: {} as ImageServiceShape,
     settings: { expCustomCurves: o.expCustomCurves, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: null },
-    selfJob: unexpected
+    job: unexpected
   })
   const answers = await Effect.runPromise(
     Effect.scoped(

@@ -57,7 +57,7 @@ import { makeHeadlessSolanaRun } from "./headless/HeadlessSolanaRun.js"
 import { makeHeadlessSpend } from "./headless/HeadlessSpend.js"
 import { makeHeadlessWrites } from "./headless/HeadlessWrites.js"
 import { HoodHeadlessLaunch, type HoodHeadlessLaunchShape } from "./HoodHeadlessLaunch.js"
-import { LaunchLedger, type LaunchLedgerShape, type LaunchRef, layerTest as launchLedgerTest } from "./LaunchLedger.js"
+import { LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef, layerTest as launchLedgerTest } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
 import type { CheckedKey } from "../spend/SpendStore.js"
 import type { LaunchError } from "./LaunchError.js"
@@ -101,8 +101,8 @@ export interface HeadlessLaunchShape {
   /** Every check, no write, no cap slot, nothing on chain (2.6). */
   readonly dryRun: (caller: HeadlessCaller, request: LaunchRequest) => Effect.Effect<Record<string, unknown>, LaunchError>
   readonly launch: (caller: HeadlessCaller, request: LaunchRequest) => Effect.Effect<LaunchOutcome, LaunchError>
-  /** The job record (2.7); a foreign or unknown id is `job_not_found`. */
-  readonly job: (ref: LaunchRef) => Effect.Effect<LaunchJobView, LaunchError>
+  /** The job record (2.7) of a headless row the caller read (`LaunchJobs.ts`: one ledger read per job read); undefined for another path's row. */
+  readonly job: (ref: LaunchRef, row: LaunchRecord) => Effect.Effect<LaunchJobView | undefined, LaunchError>
   /** Carries the in-flight headless rows a previous process left to a settled state (in the background); returns how many. */
   readonly resumeInFlight: Effect.Effect<number, LaunchError>
 }
@@ -196,8 +196,8 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
       launch: Effect.fn("HeadlessLaunch.launch")(function* (caller: HeadlessCaller, request: LaunchRequest) {
         return yield* operations.launch(caller, request)
       }),
-      job: Effect.fn("HeadlessLaunch.job")(function* (ref: LaunchRef) {
-        return yield* operations.job(ref)
+      job: Effect.fn("HeadlessLaunch.job")(function* (ref: LaunchRef, row: LaunchRecord) {
+        return yield* operations.job(ref, row)
       }),
       resumeInFlight: resumeInFlight.pipe(Effect.withSpan("HeadlessLaunch.resumeInFlight"))
     } satisfies HeadlessLaunchShape

@@ -12,7 +12,7 @@ import { HoodSelfLaunch, type HoodSelfBuild, type HoodSelfLaunchShape } from "./
 import { launchStorage } from "./internal/LaunchGates.js"
 import { jobRecord, type LaunchJobView } from "./internal/LaunchRecords.js"
 import { readBuild } from "./internal/SelfBuilds.js"
-import { LaunchLedger, type LaunchLedgerShape, type LaunchRef, layerTest as launchLedgerTest } from "./LaunchLedger.js"
+import { LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef, layerTest as launchLedgerTest } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
 import { type LaunchError, launchFailure } from "./LaunchError.js"
 import type { SelfLaunchBody } from "./request/DecodeLaunchRequest.js"
@@ -39,8 +39,8 @@ export interface SelfLaunchShape {
   readonly build: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<SelfBuildAnswer, LaunchError>
   /** 200 confirmed result, or a Hood TEE operation's next state. */
   readonly confirm: (caller: SelfCaller, body: SelfConfirmBody) => Effect.Effect<StoredResult, LaunchError>
-  /** The job record (2.7) of a self-signed row; undefined when the id names no self-signed launch of this account. */
-  readonly job: (ref: LaunchRef) => Effect.Effect<LaunchJobView | undefined, LaunchError>
+  /** The job record (2.7) of a self-signed row the caller read (`LaunchJobs.ts`: one ledger read per job read); undefined for another path's row. */
+  readonly job: (ref: LaunchRef, row: LaunchRecord) => Effect.Effect<LaunchJobView | undefined, LaunchError>
 }
 
 export class SelfLaunch extends Context.Tag("curvestream/SelfLaunch")<SelfLaunch, SelfLaunchShape>() {}
@@ -99,10 +99,9 @@ export const make = (deps: { readonly solana: SolanaSelfLaunchShape; readonly ho
         return yield* solana.confirm(caller, { clientLaunchId: body.clientLaunchId, signature: body.signature })
       })
 
-    const job: SelfLaunchShape["job"] = (ref) =>
+    const job: SelfLaunchShape["job"] = (ref, row) =>
       Effect.gen(function* () {
-        const row = yield* ledger.get(ref).pipe(launchStorage("reading the job"))
-        if (row === undefined || row.path !== "self") return undefined
+        if (row.path !== "self") return undefined
         const stored = yield* readBuild<unknown, unknown>({ ...ref, attempt: row.attempt }).pipe(Effect.provideService(SqlClient.SqlClient, sql), launchStorage("reading the job"))
         const operation = stored?.operation as HoodOperation | null | undefined
         // Hood has no token before confirm (3.2); a Solana build's mint is known from the build.

@@ -41,7 +41,7 @@ import type { Principal } from "../../wallets/Principal.js"
 import { WalletProvider, type WalletProviderShape, layerTest as walletProviderTest } from "../../wallets/WalletProvider.js"
 import { WalletService, type WalletServiceShape } from "../../wallets/WalletService.js"
 import { launchHoldings } from "../internal/LaunchGates.js"
-import { LaunchLedger, type LaunchLedgerShape, type LaunchRef, layerTest as launchLedgerTest } from "../LaunchLedger.js"
+import { LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef, layerTest as launchLedgerTest } from "../LaunchLedger.js"
 import type { StoredResult } from "../LaunchLedgerMachine.js"
 import type { LaunchError } from "../LaunchError.js"
 import type { AtomicLaunchBody } from "../request/DecodeLaunchRequest.js"
@@ -90,8 +90,8 @@ export interface AtomicLaunchShape {
   readonly submit: (caller: AtomicCaller, input: AtomicSubmitInput) => Effect.Effect<AtomicSubmitAnswer, LaunchError>
   /** Spec 2.8; unknown or foreign id: `JOB_NOT_FOUND`. */
   readonly bundle: (accountId: string, bundleId: string) => Effect.Effect<BundleView, LaunchError>
-  /** The job record (2.7) of an atomic row, with its newest `bundleId`; undefined when the id names none. */
-  readonly job: (ref: LaunchRef) => Effect.Effect<LaunchJobView | undefined, LaunchError>
+  /** The job record (2.7) of an atomic row the caller read (`LaunchJobs.ts`: one ledger read per job read), with its newest `bundleId`; undefined for another path's row. */
+  readonly job: (ref: LaunchRef, row: LaunchRecord) => Effect.Effect<LaunchJobView | undefined, LaunchError>
   /**
    * Carries every unsettled bundle on under its lease: expires stale builds, settles sent or
    * landed ones from the chain, and settles a submit whose driver is gone (its lease ended).
@@ -200,8 +200,8 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
       bundle: Effect.fn("AtomicLaunch.bundle")(function* (accountId: string, bundleId: string) {
         return yield* reads.bundle(accountId, bundleId)
       }),
-      job: Effect.fn("AtomicLaunch.job")(function* (ref: LaunchRef) {
-        return yield* reads.job(ref)
+      job: Effect.fn("AtomicLaunch.job")(function* (ref: LaunchRef, row: LaunchRecord) {
+        return yield* reads.job(ref, row)
       }),
       recoverPass
     } satisfies AtomicLaunchShape

@@ -5,7 +5,7 @@
  */
 import { Clock, Effect } from "effect"
 import { jobRecord, type LaunchJobView } from "../internal/LaunchRecords.js"
-import type { LaunchRef } from "../LaunchLedger.js"
+import type { LaunchRecord, LaunchRef } from "../LaunchLedger.js"
 import type { LaunchError } from "../LaunchError.js"
 import type { AtomicBundles } from "./AtomicBundles.js"
 import { decodeBuild, identity } from "./AtomicRules.js"
@@ -14,7 +14,6 @@ import { bundleRecord, type BundleView } from "./BundleViews.js"
 
 export const makeAtomicReads = (b: AtomicBundles) => {
   const { withSql, runner, stored, notFound, load, drive, settle } = b
-  const { ledger } = b.deps
 
   // ---- reads -------------------------------------------------------------------------------
 
@@ -25,10 +24,10 @@ export const makeAtomicReads = (b: AtomicBundles) => {
       return bundleRecord(identity(row), row.state)
     })
 
-  const job = (ref: LaunchRef): Effect.Effect<LaunchJobView | undefined, LaunchError> =>
+  /** An atomic row's job record (2.7), the row read by the caller (`LaunchJobs.ts`); undefined for another path's row. */
+  const job = (ref: LaunchRef, row: LaunchRecord): Effect.Effect<LaunchJobView | undefined, LaunchError> =>
     Effect.gen(function* () {
-      const row = yield* ledger.get(ref).pipe(stored("reading the job"))
-      if (row === undefined || row.path !== "atomic") return undefined
+      if (row.path !== "atomic") return undefined
       const b = yield* findBundleOfAttempt(ref.accountId, ref.clientLaunchId, row.attempt, decodeBuild).pipe(withSql, stored("reading the job"))
       return jobRecord(row, { mint: b?.mint, pool: b?.build.booking.curve, signature: b?.state.launchSignature }, b !== undefined ? { bundleId: b.bundleId } : {})
     })

@@ -8,7 +8,7 @@ import { Deferred, Duration, Effect } from "effect"
 import type { HeadlessCaller, LaunchOutcome } from "../HeadlessLaunch.js"
 import { launchStorage } from "../internal/LaunchGates.js"
 import { jobRecord, type LaunchJobView, storedDevBuy } from "../internal/LaunchRecords.js"
-import type { LaunchRef } from "../LaunchLedger.js"
+import type { LaunchRecord, LaunchRef } from "../LaunchLedger.js"
 import { fromHood, fromLedger, fromSpend, fromWallet, type LaunchError, launchFailure } from "../LaunchError.js"
 import { type LaunchRequest, needsExclusiveEligibility } from "../request/LaunchRequest.js"
 import { LAUNCH_LEASE_KIND, launchLeaseKey, writeAttempt } from "./HeadlessAttemptStore.js"
@@ -93,12 +93,10 @@ export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGate
       return headlessDryRunView(request, wallet.address, pictures.banner !== null, exclusive, size)
     })
 
-  const job = (ref: LaunchRef): Effect.Effect<LaunchJobView, LaunchError> =>
+  /** A headless row's job record (2.7), the row read by the caller (`LaunchJobs.ts`); undefined for another path's row. */
+  const job = (ref: LaunchRef, row: LaunchRecord): Effect.Effect<LaunchJobView | undefined, LaunchError> =>
     Effect.gen(function* () {
-      const row = yield* ledger.get(ref).pipe(storage("reading the job"))
-      if (row === undefined || row.path !== "headless") {
-        return yield* launchFailure("job_not_found", "No launch job with this clientLaunchId on this account", { retryable: false })
-      }
+      if (row.path !== "headless") return undefined
       const live = row.chain === "hood" ? yield* hood.devBuyStatus(ref) : undefined
       const devBuy = live ?? storedDevBuy(row.result)
       return jobRecord(row, {}, row.chain === "hood" && devBuy !== undefined ? { devBuy: devBuyFields(devBuy) } : {})
