@@ -50,8 +50,7 @@ import { ImageService } from "./services/images/ImageService.js"
 import { ingestionReport, type IngestionReport } from "./services/ingestion/IngestionLag.js"
 import { AtomicLaunch } from "./services/launch/atomic/AtomicLaunch.js"
 import { HeadlessLaunch } from "./services/launch/HeadlessLaunch.js"
-import { launchStorage } from "./services/launch/internal/LaunchGates.js"
-import { launchJob } from "./services/launch/LaunchJobs.js"
+import { ledgerLaunchJob } from "./services/launch/LaunchJobs.js"
 import { LaunchLedger } from "./services/launch/LaunchLedger.js"
 import * as LaunchVisibility from "./services/launch/LaunchVisibility.js"
 import { SelfLaunch } from "./services/launch/SelfLaunch.js"
@@ -156,10 +155,7 @@ export const serveMainApi = (config: AppConfigShape, options: MainApiOptions = {
         launches: headlessLaunches,
         images: yield* ImageService,
         settings: launchSettings,
-        job: launchJob({
-          read: (ref) => launchLedger.get(ref).pipe(launchStorage("reading the job")),
-          paths: { headless: headlessLaunches.job, self: selfLaunches.job, atomic: atomicLaunches.job }
-        })
+        job: ledgerLaunchJob(launchLedger, { headless: headlessLaunches.job, self: selfLaunches.job, atomic: atomicLaunches.job })
       },
       atomic: { enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: atomicLaunches, settings: launchSettings },
       self: { enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: selfLaunches, settings: launchSettings },

@@ -12,7 +12,8 @@
 import { Effect } from "effect"
 import type { LaunchJobView } from "./internal/LaunchRecords.js"
 import { type LaunchError, launchFailure } from "./LaunchError.js"
-import type { LaunchRecord, LaunchRef } from "./LaunchLedger.js"
+import { launchStorage } from "./internal/LaunchGates.js"
+import type { LaunchLedgerShape, LaunchRecord, LaunchRef } from "./LaunchLedger.js"
 import type { LaunchPath } from "./LaunchLedgerMachine.js"
 
 /** The job record of a row the caller already read; undefined when the row is not this path's. */
@@ -36,3 +37,10 @@ export const launchJob =
         ? Effect.fail(jobNotFound())
         : Effect.flatMap(parts.paths[row.path](ref, row), (record) => (record === undefined ? Effect.fail(jobNotFound()) : Effect.succeed(record)))
     )
+
+/** The job read over the launch ledger (storage failures the launch's retryable refusal) and the three paths' services. */
+export const ledgerLaunchJob = (
+  ledger: Pick<LaunchLedgerShape, "get">,
+  paths: LaunchJobParts["paths"]
+): ((ref: LaunchRef) => Effect.Effect<LaunchJobView, LaunchError>) =>
+  launchJob({ read: (ref) => ledger.get(ref).pipe(launchStorage("reading the job")), paths })
