@@ -1212,6 +1212,116 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       expect((await holds(a)).map((h) => h.state)).toEqual(["booked"])
     })
 
+    describe("the pending next leg decided from its sign claim at each confirm (an agent late past the claim's lifetime)", () => {
+      const backdateClaim = (claimId: string) => withSql(Effect.orDie(sql`UPDATE sign_claims SET expires_at = ${new Date(Date.now() - 3_600_000)} WHERE id = ${claimId}`))
+      const operationOf = (r: Either.Either<unknown, LaunchError>) => {
+        if (Either.isLeft(r)) throw new Error(`confirm refused: ${r.left.reason} ${r.left.message} ${JSON.stringify(r.left.details)}`)
+        return (r.right as { operation: HoodOperation }).operation
+      }
+      const relaySigns = (a: Agent, walletId: string, leg: { claimId: string; unsignedTransaction: string }) =>
+        Effect.runPromise(Effect.either(wallets.signClaimed(a.caller.principal, walletId, { claimId: leg.claimId, transaction: Buffer.from(leg.unsignedTransaction.slice(2), "hex") })))
+
+      it("the fee leg's claim expired unsigned after createCurve landed: the next confirm reissues it at the same nonce (the old claim never signable), it signs and the launch records, booked once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b)
+        const op = build.operation!
+        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        expect(operationOf(await confirm(op.legs[0]!)).nextLeg).toBe(1)
+        await backdateClaim(op.legs[1]!.claimId)
+        expect(Either.isLeft(await relaySigns(a, tee.id, op.legs[1]!))).toBe(true)
+        const next = operationOf(await confirm())
+        expect(next.legs.map((l) => [l.kind, l.status, l.nonce])).toEqual([
+          ["createCurve", "mined", op.legs[0]!.nonce],
+          ["feeTransfer", "pending", op.legs[1]!.nonce],
+          ["devBuy", "pending", op.legs[2]!.nonce]
+        ])
+        expect(next.legs[1]!.claimId).not.toBe(op.legs[1]!.claimId)
+        expect(next.legs[2]!.claimId).toBe(op.legs[2]!.claimId)
+        expect(await claimState(op.legs[1]!.claimId)).toBe("expired")
+        // The old claim is never signable; a confirm again reissues nothing more (the new claim can be signed).
+        expect(Either.isLeft(await relaySigns(a, tee.id, op.legs[1]!))).toBe(true)
+        expect(operationOf(await confirm()).legs[1]!.claimId).toBe(next.legs[1]!.claimId)
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        expect(operationOf(await confirm(next.legs[1]!)).nextLeg).toBe(2)
+        const done = await confirm(next.legs[2]!)
+        expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed" } })
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
+      it("the buy leg's claim expired unsigned and its hold swept: reissued at the same nonce only once the hold is reserved again (refused past the limit: nothing reissued); held once, booked once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b)
+        const op = build.operation!
+        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await confirm(leg))).toBe(true)
+        await backdateClaim(op.legs[2]!.claimId)
+        await backdateHolds(a)
+        await sweepNow()
+        expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "released"]])
+        // The window no longer fits the buy: the reissue is refused (LAUNCH_FAILED, retryable: createCurve landed), nothing reissued or held.
+        await setTxLimit(a, spendUsd - 1n)
+        const refused = await confirm()
+        expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, refused.left.details?.reason]).toEqual(["launch_failed", true, "tx_limit_reached"])
+        expect((await holds(a)).map((h) => h.state)).toEqual(["released"])
+        expect(await claimState(op.legs[2]!.claimId)).toBe("expired")
+        await setTxLimit(a, spendUsd)
+        const next = operationOf(await confirm())
+        expect(next.legs.map((l) => [l.kind, l.status, l.nonce])).toEqual([
+          ["createCurve", "mined", op.legs[0]!.nonce],
+          ["feeTransfer", "mined", op.legs[1]!.nonce],
+          ["devBuy", "pending", op.legs[2]!.nonce]
+        ])
+        expect(next.legs[2]!.claimId).not.toBe(op.legs[2]!.claimId)
+        expect((await holds(a)).map((h) => [h.id, h.state, h.usd])).toEqual([[holdIdOf(a, b, 1), "held", spendUsd.toString()]])
+        const expiry = await withSql(Effect.orDie(sql<{ hold: Date; claim: Date }>`
+          SELECT r.expires_at AS hold, (SELECT expires_at FROM sign_claims WHERE id = ${next.legs[2]!.claimId}) AS claim FROM spend_reservations r WHERE r.id = ${holdIdOf(a, b, 1)}`))
+        expect(new Date(expiry[0]!.hold).getTime()).toBeGreaterThanOrEqual(new Date(expiry[0]!.claim).getTime())
+        // A confirm again holds nothing more and reissues nothing more.
+        expect(operationOf(await confirm()).legs[2]!.claimId).toBe(next.legs[2]!.claimId)
+        const done = await confirm(next.legs[2]!)
+        expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed" } })
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
+      it("a buy leg the relay signed and the agent never handed back, past its claim's lifetime: never reissued while those bytes can land; sent by the agent and mined, a bare confirm records it Landed and books once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b)
+        const op = build.operation!
+        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await confirm(leg))).toBe(true)
+        const buySigned = await teeSign(a, tee.id, op.legs[2]!)
+        await backdateClaim(op.legs[2]!.claimId)
+        await backdateHolds(a)
+        await sweepNow()
+        const kept = operationOf(await confirm())
+        expect(kept.legs[2]).toMatchObject({ status: "pending", claimId: op.legs[2]!.claimId, nonce: op.legs[2]!.nonce })
+        expect(await claimState(op.legs[2]!.claimId)).toBe("signed")
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        const pcl = publicClientOf(localnet)
+        const buyHash = await pcl.sendRawTransaction({ serializedTransaction: buySigned as Hex })
+        expect((await pcl.waitForTransactionReceipt({ hash: buyHash, pollingInterval: 20 })).status).toBe("success")
+        const done = await confirm()
+        expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed", signature: buyHash } })
+        expect(await tokenRows(build.mint)).toHaveLength(1)
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+    })
+
     it("two builds of one clientLaunchId racing hold once: one ledger row, one hold", async () => {
       const a = await agent()
       const tee = await teeWallet(a)

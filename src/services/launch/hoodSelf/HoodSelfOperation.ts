@@ -3,19 +3,21 @@
  * pure machine (`HoodOperation.step`): each confirm reads the chain for the sent legs, takes the
  * signed next leg (recorded, hash and bytes, before it is broadcast), reissues a reverted fee leg
  * on a fresh nonce (a later leg whose relay-signed bytes already landed is recorded mined, not
- * reissued), and records the launch (`record`) once every leg is mined. The stored
- * operation is compare-and-swapped: a confirm that lost the race writes nothing.
+ * reissued), decides the pending next leg from its sign claim (`pendingLegVerdict`: reissued at
+ * the same nonce once its claim can no longer be signed and never was; its relay-signed bytes, sent
+ * by the agent, recorded as the chain shows them), and records the launch (`record`) once every leg
+ * is mined. The stored operation is compare-and-swapped: a confirm that lost the race writes nothing.
  */
 import { Effect } from "effect"
 import { type Address, getAddress, type Hex, keccak256, parseTransaction, recoverTransactionAddress, serializeTransaction } from "viem"
 import type { HoodCall } from "../../../chain/hood/launch/HeadlessCalls.js"
-import { type HoodOperation, type HoodOperationLeg, step as stepOperation } from "../HoodOperation.js"
+import { eventsOf, type HoodOperation, type HoodOperationLeg, type PendingClaimSeen, pendingLegVerdict, step as stepOperation } from "../HoodOperation.js"
 import type { HoodSelfConfirmInput } from "../HoodSelfLaunch.js"
 import { launchStorage } from "../internal/LaunchGates.js"
 import { failOnChainFailure, updateOperation } from "../internal/SelfBuilds.js"
 import type { AttemptRef, LaunchRecord } from "../LaunchLedger.js"
 import type { StoredResult } from "../LaunchLedgerMachine.js"
-import { type LaunchError, launchFailure } from "../LaunchError.js"
+import { fromWallet, type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import type { HoodSelfContext, Stored } from "./HoodSelfContext.js"
 import { DEV_BUY_GAS_LIMIT, OPERATION_WAIT_MS } from "./HoodSelfRules.js"
@@ -55,7 +57,7 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
       const claim = yield* wallets
         .recordBuilt({ accountId: caller.accountId, walletId: stored.row.walletId, keyId: caller.keyId, chain: "evm", transaction: Buffer.from(tx.slice(2), "hex"), purpose: "launch", txExpiresAtMs: null })
         .pipe(Effect.mapError(() => launchFailure("launch_failed", "reissuing the leg failed; confirm again", { retryable: true })))
-      // The superseded claim was expired (or its signed bytes can never land) before this (`spend.supersede`); the hold outlives the new claim.
+      // The superseded claim was expired (or its signed bytes can never land) before this (`spend.supersede`, `pendingClaimOf`); the hold outlives the new claim.
       yield* spend.keepUntil(stored, claim.expiresAtMs)
       return stepOperation(op, { _tag: "Reissued", leg: leg.index, unsignedTransaction: tx, nonce, claimId: claim.claimId })
     })
@@ -88,13 +90,54 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
     })
 
   /**
+   * The pending next leg's sign claim as `pendingLegVerdict` reads it. An open claim never signed is
+   * expired here when its lifetime passed (`expireUnsigned`: the wallet's clock, the one the relay's
+   * sign compares with; one conditional UPDATE, so of a sign and this expiry one wins): only then is
+   * it "never signable". A claim the relay signed is read on chain by its signature (the hash of
+   * the bytes it signed); the bytes this very confirm hands back are left to the `Signed` path.
+   */
+  const pendingClaimOf = (stored: Stored, leg: HoodOperationLeg, handedBack: string | undefined): Effect.Effect<PendingClaimSeen | undefined, LaunchError> =>
+    Effect.gen(function* () {
+      const claim = yield* wallets.claimStatus(leg.claimId).pipe(Effect.mapError(fromWallet))
+      if (claim === undefined) return undefined
+      if (claim.signature === null) {
+        if (claim.state !== "open") return { _tag: "Unsigned", signable: false } as const
+        const expired = yield* wallets.expireUnsigned(leg.claimId).pipe(Effect.mapError(fromWallet))
+        // Not expired by this call: within its lifetime, or signed since the read (the next confirm reads it signed).
+        return { _tag: "Unsigned", signable: !expired } as const
+      }
+      if (handedBack !== undefined && claim.signature.toLowerCase() === handedBack.toLowerCase()) return undefined
+      const onChain = yield* chain.legOnChain(getAddress(stored.row.payer), claim.signature, leg.nonce)
+      return { _tag: "Signed", txHash: claim.signature, onChain } as const
+    })
+
+  /**
+   * The pending next leg decided by the machine (`pendingLegVerdict`) from its claim: reissued at
+   * its own nonce when the claim expired unsigned (a dev buy's hold reserved again first when the
+   * sweep released it, `spend.holdAgain`; refused: nothing reissued); `Landed`, or recorded sent
+   * and reverted, from the relay-signed bytes on chain; else nothing. Bytes that can still land are
+   * never replaced.
+   */
+  const decidePending = (caller: SelfCaller, stored: Stored, op: HoodOperation, handedBack: string | undefined) =>
+    Effect.gen(function* () {
+      const leg = op.nextLeg === null ? undefined : op.legs[op.nextLeg]
+      if (leg === undefined || leg.status !== "pending" || leg.kind === "createCurve" || op.state === "failed") return op
+      const verdict = pendingLegVerdict(op, yield* pendingClaimOf(stored, leg, handedBack))
+      if (verdict._tag === "Wait") return op
+      if (verdict._tag !== "Reissue") return eventsOf(verdict).reduce(stepOperation, op)
+      if (leg.kind === "devBuy") yield* spend.holdAgain(caller, stored)
+      return yield* reissue(caller, stored, op, leg, verdict.nonce)
+    })
+
+  /**
    * Reads every sent leg through `chain.legOnChain` (the nonce pinned under the head, the receipt
    * read again): its receipt → `Mined` or `Reverted`; its nonce used by another transaction, on
    * that evidence → `Reverted` (it can never be mined); else no verdict: its stored bytes are
    * broadcast again (a crash or a refused send after the hash was recorded; a node refuses bytes
-   * already mined). A reverted fee leg is then reissued (`reissueFee`); a reverted buy is final (rule 4).
+   * already mined). The pending next leg is then decided from its claim (`decidePending`). A
+   * reverted fee leg is then reissued (`reissueFee`); a reverted buy is final (rule 4).
    */
-  const observe = (caller: SelfCaller, stored: Stored, op: HoodOperation) =>
+  const observe = (caller: SelfCaller, stored: Stored, op: HoodOperation, handedBack?: string) =>
     Effect.gen(function* () {
       const from = getAddress(stored.row.payer)
       let next = op
@@ -106,6 +149,7 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
           yield* chain.rpc("broadcast", (c) => c.sendRawTransaction({ serializedTransaction: leg.signedTransaction as Hex })).pipe(Effect.ignore)
         }
       }
+      next = yield* decidePending(caller, stored, next, handedBack)
       const fee = next.legs.find((l) => l.status === "reverted" && l.kind === "feeTransfer")
       return fee === undefined ? next : yield* reissueFee(caller, stored, next, fee)
     })
@@ -134,7 +178,8 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
       const payer = getAddress(stored.row.payer)
       let saved = op0
       const save = (to: HoodOperation) => (to === saved ? Effect.void : Effect.tap(saveOperation(ref, saved, to), () => Effect.sync(() => void (saved = to))))
-      let op = yield* observe(caller, stored, op0)
+      const handedBack = input.signedTransaction !== undefined && /^0x(?:[0-9a-fA-F]{2})+$/.test(input.signedTransaction) ? keccak256(input.signedTransaction as Hex) : undefined
+      let op = yield* observe(caller, stored, op0, handedBack)
       yield* save(op)
       if (input.signedTransaction !== undefined) {
         const { leg, hash } = yield* signedLeg(op, payer, input.signedTransaction)
