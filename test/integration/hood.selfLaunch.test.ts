@@ -53,6 +53,7 @@ import { sealForImport } from "../support/hpkeSealer.js"
 import { closeLoopback, listenLoopback } from "../support/loopbackHttp.js"
 import { solidImage } from "../support/testImages.js"
 import { launchFailureCodesLayer } from "../../api/LaunchCodes.js"
+import { rowOf, statusOf, toApiError } from "../../api/ErrorTable.js"
 
 const ETH = 10n ** 18n
 const BASE_URL = "https://curvestream.test"
@@ -321,6 +322,32 @@ describe("a self-signed Hood launch from an imported wallet", () => {
     await pc.waitForTransactionReceipt({ hash: fee2, pollingInterval: 20 })
     const c2 = await run(service.confirm(a.caller, { clientLaunchId: second.request.clientLaunchId, signature: create2, feeTxHash: fee2 }))
     expect(Either.isRight(c2) && c2.right.pool).toBe(b2.pool)
+  })
+
+  it("JOB_NOT_FOUND (404, not retryable, no field): an unknown clientLaunchId or another account's; a build never sent is VALIDATION_FAILED (signature, retryable) until its nonce is used with no curve, then JOB_NOT_FOUND", async () => {
+    const a = await agent()
+    const other = await agent()
+    const b = body(a)
+    const build = await built(a, b)
+    const never = `0x${"ab".repeat(32)}`
+    const notFound = (r: Either.Either<unknown, LaunchError>) => {
+      if (Either.isRight(r)) throw new Error("confirmed")
+      const api = toApiError(r.left)
+      return [r.left.reason, statusOf(rowOf(r.left)), api.code, api.field, api.retryable]
+    }
+    for (const [caller, id] of [[a.caller, "never-built"], [other.caller, b.request.clientLaunchId]] as const) {
+      expect(notFound(await run(service.confirm(caller, { clientLaunchId: id, signature: never })))).toEqual(["job_not_found", 404, "JOB_NOT_FOUND", undefined, false])
+    }
+    // Not found while the build can still land (the payer's nonce unused): retryable VALIDATION_FAILED on signature (launch spec 3.1).
+    const confirmNever = () => run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: never }))
+    const early = await confirmNever()
+    expect(Either.isLeft(early) && [early.left.reason, early.left.field, early.left.retryable]).toEqual(["validation_failed", "signature", true])
+    // The payer's nonce taken by another transaction and no curve at that block: the build can never land.
+    const pc = publicClientOf(localnet)
+    const moved = await createWalletClient({ account: privateKeyToAccount(a.privateKey), chain: localnet.chain, transport: http(localnet.rpcUrl) }).sendTransaction({ to: a.address, value: 0n })
+    expect((await pc.waitForTransactionReceipt({ hash: moved, pollingInterval: 20 })).status).toBe("success")
+    expect(notFound(await confirmNever())).toEqual(["job_not_found", 404, "JOB_NOT_FOUND", undefined, false])
+    expect(await tokenRows(build.mint)).toEqual([])
   })
 
   it("a createCurve sent by another wallet is SIGNER_MISMATCH; nothing is recorded", async () => {
