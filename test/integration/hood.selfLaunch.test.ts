@@ -610,6 +610,12 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       /** A receipt index that catches up: these receipts answer "not found" until a nonce read pinned to a block number arrives; `hiddenReceipts` counts those answers. */
       const receiptAfterNonce = new Set<string>()
       let hiddenReceipts = 0
+      /**
+       * A load-balanced endpoint whose reads land on a backend behind the one that answered the head: reads pinned to a block
+       * later than the last head served less `trailBlocks` answer "header not found" (unset: forwarded as asked).
+       */
+      let trailBlocks: bigint | undefined
+      let servedHead: bigint | undefined
       /** Requests held unanswered (a process killed mid-call never hears back): `method:param` keys; `releaseHeld` answers them with an error, unforwarded. */
       const hold = new Set<string>()
       const held: Array<{ readonly id: unknown; readonly res: import("node:http").ServerResponse }> = []
@@ -642,6 +648,12 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
               return
             }
             const params = message.params ?? []
+            const pinned = (message.method === "eth_getTransactionCount" || message.method === "eth_call") && /^0x[0-9a-f]+$/i.test(String(params[1] ?? ""))
+            if (pinned && trailBlocks !== undefined && servedHead !== undefined && BigInt(String(params[1])) > servedHead - trailBlocks) {
+              res.writeHead(200, { "content-type": "application/json" })
+              res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32000, message: "header not found" } }))
+              return
+            }
             const forwarded =
               message.method === "eth_call" && lagCall !== undefined && params[1] === "latest"
                 ? JSON.stringify({ ...message, params: [params[0], `0x${lagCall.toString(16)}`, ...params.slice(2)] })
@@ -658,8 +670,10 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
             }
             void fetch(localnet.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: forwarded })
               .then(async (upstream) => {
+                const answer = await upstream.text()
+                if (message.method === "eth_blockNumber" && trailBlocks !== undefined) servedHead = BigInt((JSON.parse(answer) as { result: string }).result)
                 res.writeHead(upstream.status, { "content-type": "application/json" })
-                res.end(await upstream.text())
+                res.end(answer)
               })
               .catch(() => {
                 res.writeHead(502)
@@ -797,6 +811,39 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
         const again = await run(proxied.build(a.caller, b)).finally(() => {
           lagCall = undefined
         })
+        expect(Either.isLeft(again) && [again.left.reason, again.left.retryable, again.left.details]).toEqual([
+          "idempotency_conflict",
+          false,
+          { reason: "prior_attempt_on_chain", mint: build.mint }
+        ])
+        expect([await claimState(op.legs[1]!.claimId), await claimState(op.legs[2]!.claimId)]).toEqual(["open", "open"])
+        expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "held"]])
+        expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId }).pipe(Effect.orDie)))?.attempt).toBe(1)
+      })
+
+      it("a build again through a load-balanced endpoint whose backend trails the head by one block (header not found at the head): read again at head - 1, 409 prior_attempt_on_chain; two blocks behind: LAUNCH_FAILED retryable chain_read_failed; nothing changed either way", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b, proxied)
+        const op = build.operation!
+        // The relay signs createCurve; the agent sends it straight to the node; a block passes after it.
+        const pc = publicClientOf(localnet)
+        const createHash = await pc.sendRawTransaction({ serializedTransaction: (await teeSign(a, tee.id, op.legs[0]!)) as Hex })
+        expect((await pc.waitForTransactionReceipt({ hash: createHash, pollingInterval: 20 })).status).toBe("success")
+        await tc.mine({ blocks: 1 })
+        const buildBehind = async (blocks: bigint) => {
+          trailBlocks = blocks
+          servedHead = undefined
+          return run(proxied.build(a.caller, b)).finally(() => {
+            trailBlocks = undefined
+            servedHead = undefined
+          })
+        }
+        const behind = await buildBehind(2n)
+        expect(Either.isLeft(behind) && [behind.left.reason, behind.left.retryable, behind.left.details?.reason]).toEqual(["launch_failed", true, "chain_read_failed"])
+        const again = await buildBehind(1n)
         expect(Either.isLeft(again) && [again.left.reason, again.left.retryable, again.left.details]).toEqual([
           "idempotency_conflict",
           false,

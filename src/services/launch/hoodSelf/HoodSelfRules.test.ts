@@ -1,10 +1,11 @@
 import { Either } from "effect"
-import { type Address, getAddress, type Hex, zeroAddress } from "viem"
+import { type Address, getAddress, type Hex, InvalidInputRpcError, RpcRequestError, zeroAddress } from "viem"
 import { describe, expect, it } from "vitest"
 import { DefaultDevBuyCeilings } from "../../../domain/Economics.js"
 import { spendError } from "../../spend/SpendError.js"
 import { decodeSelfLaunchRequest } from "../request/DecodeLaunchRequest.js"
 import {
+  blockMissing,
   createInput,
   deadHoldOf,
   deadSettlementOf,
@@ -139,5 +140,19 @@ describe("a TEE operation's dev-buy hold", () => {
     expect([capped.reason, capped.retryable, capped.details]).toEqual(["launch_failed", true, { reason: "spend_limit_exceeded", spendLimit }])
     const unavailable = holdAgainRefused(spendError("limit_unavailable", "no price", { retryable: true, details: { reason: "limit_unavailable", retryAfter: 30 } }))
     expect([unavailable.reason, unavailable.retryable, unavailable.details]).toEqual(["launch_failed", true, { reason: "limit_unavailable", retryAfter: 30 }])
+  })
+})
+
+describe("a read pinned to a block the answering node does not have (blockMissing)", () => {
+  const rpcError = (message: string) => new InvalidInputRpcError(new RpcRequestError({ body: {}, url: "http://node", error: { code: -32000, message } }))
+  it("the nodes' not-found answers for a block are missing; any other failure is not (it fails the read, never retried at an older block)", () => {
+    for (const message of ["header not found", "block not found", "Unknown block", "Received invalid block tag 12. Latest block number is 11", "invalid block number"]) {
+      expect([message, blockMissing(rpcError(message))]).toEqual([message, true])
+    }
+    for (const message of ["execution reverted", "missing trie node", "rate limited", "nonce too low"]) {
+      expect([message, blockMissing(rpcError(message))]).toEqual([message, false])
+    }
+    expect(blockMissing(new Error("fetch failed"))).toBe(false)
+    expect(blockMissing(undefined)).toBe(false)
   })
 })

@@ -4,7 +4,7 @@
  * fee leg and a reported dev buy must show to count. No I/O: `HoodSelfConfirm` reads the chain and
  * asks these.
  */
-import { type Address, getAddress, type Hex } from "viem"
+import { type Address, BaseError, getAddress, type Hex } from "viem"
 import { devBuyPlan, quoteTokenOf } from "../../../chain/hood/launch/HeadlessCalls.js"
 import { initialState, tokenReserveRaw } from "../../../domain/CurveMath.js"
 import { findEconomics } from "../../../domain/Economics.js"
@@ -165,3 +165,12 @@ export const holdAgainRefused = (e: SpendError): LaunchError =>
     retryable: true,
     details: { ...(e.details ?? {}), reason: e.reason }
   })
+
+/**
+ * A node's answer that it does not have the block a read was pinned to (geth's "header not found",
+ * "block not found" / "unknown block" elsewhere, EDR's "invalid block tag" for a block past its head).
+ */
+export const blockMissing = (e: unknown): boolean => {
+  const text = e instanceof BaseError ? `${e.message} ${e.details}` : String(e)
+  return /header not found|block not found|unknown block|invalid block (?:tag|number)/i.test(text)
+}
