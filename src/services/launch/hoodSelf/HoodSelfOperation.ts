@@ -10,17 +10,17 @@
  */
 import { Effect } from "effect"
 import { type Address, getAddress, type Hex, keccak256, parseTransaction, recoverTransactionAddress, serializeTransaction } from "viem"
-import type { HoodCall } from "../../../chain/hood/launch/HeadlessCalls.js"
-import { eventsOf, type HoodOperation, type HoodOperationLeg, type PendingClaimSeen, pendingLegVerdict, step as stepOperation } from "../HoodOperation.js"
+import { type HoodOperation, type HoodOperationLeg, step as stepOperation } from "../HoodOperation.js"
 import type { HoodSelfConfirmInput } from "../HoodSelfLaunch.js"
 import { launchStorage } from "../internal/LaunchGates.js"
 import { failOnChainFailure, updateOperation } from "../internal/SelfBuilds.js"
 import type { AttemptRef, LaunchRecord } from "../LaunchLedger.js"
 import type { StoredResult } from "../LaunchLedgerMachine.js"
-import { fromWallet, type LaunchError, launchFailure } from "../LaunchError.js"
+import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import type { HoodSelfContext, Stored } from "./HoodSelfContext.js"
-import { DEV_BUY_GAS_LIMIT, OPERATION_WAIT_MS } from "./HoodSelfRules.js"
+import { makeHoodSelfLegs } from "./HoodSelfLegs.js"
+import { OPERATION_WAIT_MS } from "./HoodSelfRules.js"
 import type { HoodSelfSpend } from "./HoodSelfSpend.js"
 
 const storage = launchStorage
@@ -34,7 +34,8 @@ export type RecordLaunch = (
 
 export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch, spend: HoodSelfSpend) => {
   const { chain, withSql } = ctx
-  const { ledger, wallets } = ctx.deps
+  const { ledger } = ctx.deps
+  const { reissue, decidePending } = makeHoodSelfLegs(ctx, spend)
 
   /** Compare-and-swap of the stored operation: a confirm that lost the race to another answers retryable and wrote nothing. */
   const saveOperation = (ref: AttemptRef, from: HoodOperation, to: HoodOperation) =>
@@ -46,21 +47,6 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
           : Effect.fail(launchFailure("launch_failed", "another confirm is advancing this operation; confirm again with the same operationId", { retryable: true, details: { reason: "build_in_progress" } }))
       )
     )
-
-  /** A leg rebuilt for the payer on `nonce` with a new claim (a reissued fee leg, or a later leg moved after it). */
-  const reissue = (caller: SelfCaller, stored: Stored, op: HoodOperation, leg: HoodOperationLeg, nonce: number) =>
-    Effect.gen(function* () {
-      const c = yield* chain.configured
-      const from = getAddress(stored.row.payer)
-      const call: HoodCall = { to: getAddress(leg.to), data: leg.data as Hex, value: BigInt(leg.value) }
-      const tx = yield* chain.unsigned(c.chain, from, call, nonce, leg.kind, leg.kind === "devBuy" ? DEV_BUY_GAS_LIMIT : undefined)
-      const claim = yield* wallets
-        .recordBuilt({ accountId: caller.accountId, walletId: stored.row.walletId, keyId: caller.keyId, chain: "evm", transaction: Buffer.from(tx.slice(2), "hex"), purpose: "launch", txExpiresAtMs: null })
-        .pipe(Effect.mapError(() => launchFailure("launch_failed", "reissuing the leg failed; confirm again", { retryable: true })))
-      // The superseded claim was expired (or its signed bytes can never land) before this (`spend.supersede`, `pendingClaimOf`); the hold outlives the new claim.
-      yield* spend.keepUntil(stored, claim.expiresAtMs)
-      return stepOperation(op, { _tag: "Reissued", leg: leg.index, unsignedTransaction: tx, nonce, claimId: claim.claimId })
-    })
 
   /**
    * A reverted fee leg (3.4, "pay only the missing fee"): every later leg still pending is first
@@ -87,46 +73,6 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
         next = yield* reissue(caller, stored, next, later, nonce)
       }
       return next
-    })
-
-  /**
-   * The pending next leg's sign claim as `pendingLegVerdict` reads it. An open claim never signed is
-   * expired here when its lifetime passed (`expireUnsigned`: the wallet's clock, the one the relay's
-   * sign compares with; one conditional UPDATE, so of a sign and this expiry one wins): only then is
-   * it "never signable". A claim the relay signed is read on chain by its signature (the hash of
-   * the bytes it signed); the bytes this very confirm hands back are left to the `Signed` path.
-   */
-  const pendingClaimOf = (stored: Stored, leg: HoodOperationLeg, handedBack: string | undefined): Effect.Effect<PendingClaimSeen | undefined, LaunchError> =>
-    Effect.gen(function* () {
-      const claim = yield* wallets.claimStatus(leg.claimId).pipe(Effect.mapError(fromWallet))
-      if (claim === undefined) return undefined
-      if (claim.signature === null) {
-        if (claim.state !== "open") return { _tag: "Unsigned", signable: false } as const
-        const expired = yield* wallets.expireUnsigned(leg.claimId).pipe(Effect.mapError(fromWallet))
-        // Not expired by this call: within its lifetime, or signed since the read (the next confirm reads it signed).
-        return { _tag: "Unsigned", signable: !expired } as const
-      }
-      if (handedBack !== undefined && claim.signature.toLowerCase() === handedBack.toLowerCase()) return undefined
-      const onChain = yield* chain.legOnChain(getAddress(stored.row.payer), claim.signature, leg.nonce)
-      return { _tag: "Signed", txHash: claim.signature, onChain } as const
-    })
-
-  /**
-   * The pending next leg decided by the machine (`pendingLegVerdict`) from its claim: reissued at
-   * its own nonce when the claim expired unsigned (a dev buy's hold reserved again first when the
-   * sweep released it, `spend.holdAgain`; refused: nothing reissued); `Landed`, or recorded sent
-   * and reverted, from the relay-signed bytes on chain; else nothing. Bytes that can still land are
-   * never replaced.
-   */
-  const decidePending = (caller: SelfCaller, stored: Stored, op: HoodOperation, handedBack: string | undefined) =>
-    Effect.gen(function* () {
-      const leg = op.nextLeg === null ? undefined : op.legs[op.nextLeg]
-      if (leg === undefined || leg.status !== "pending" || leg.kind === "createCurve" || op.state === "failed") return op
-      const verdict = pendingLegVerdict(op, yield* pendingClaimOf(stored, leg, handedBack))
-      if (verdict._tag === "Wait") return op
-      if (verdict._tag !== "Reissue") return eventsOf(verdict).reduce(stepOperation, op)
-      if (leg.kind === "devBuy") yield* spend.holdAgain(caller, stored)
-      return yield* reissue(caller, stored, op, leg, verdict.nonce)
     })
 
   /**
