@@ -379,7 +379,7 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
     (await Effect.runPromise(wallets.signClaimed(a.caller.principal, walletId, { claimId: leg.claimId, transaction: Buffer.from(leg.unsignedTransaction.slice(2), "hex") })))
       .signedTransaction
 
-  const teeService = (buys: boolean) =>
+  const teeService = (buys: boolean, walletService: typeof wallets = wallets) =>
     withSql(
       HoodSelfLaunch.make(
         {
@@ -391,7 +391,7 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
           exclusiveHolderPassRaw: 1n,
           teeLaunchBuysEnabled: buys
         },
-        { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) }
+        { ledger, images, wallets: walletService, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) }
       )
     )
 
@@ -1392,6 +1392,59 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
         expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed", signature: buyHash } })
         expect(await tokenRows(build.mint)).toHaveLength(1)
         expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
+      it("the buy leg's claim expired unsigned, its hold past its expiry but not swept yet: the hold is extended before the new claim, so a sweep while the claim is recorded leaves it held; a second at-limit buy is refused; booked once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const op = (await buildBuy(a, b)).operation!
+        const confirmWith = async (s: HoodSelfLaunch.HoodSelfLaunchShape, leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(s.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await confirmWith(svc, leg))).toBe(true)
+        await backdateClaim(op.legs[2]!.claimId)
+        await backdateHolds(a)
+        // The sweep (every 10 s) has not run yet: the hold is still held, past its expiry.
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        // A service whose claim record runs the sweep first: the sweep lands between the hold's decision and the new claim.
+        const racing = await teeService(true, { ...wallets, recordBuilt: (input) => Effect.flatMap(Effect.promise(() => sweepNow()), () => wallets.recordBuilt(input)) })
+        const next = operationOf(await confirmWith(racing))
+        expect(next.legs[2]!.claimId).not.toBe(op.legs[2]!.claimId)
+        expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "held"]])
+        // The window still carries the first buy: a second launch's at-limit buy on the same key is refused.
+        const second = await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })))
+        expect(Either.isLeft(second) && second.left.reason).toBe("key_limit_reached")
+        const done = await confirmWith(svc, next.legs[2]!)
+        expect(Either.isRight(done) && done.right).toMatchObject({ devBuy: { outcome: "landed" } })
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
+      it("three confirms at once on the buy leg's expired claim (hold swept): none answers the dead claim as the leg to sign; one reissue, held once, booked once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const op = (await buildBuy(a, b)).operation!
+        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await confirm(leg))).toBe(true)
+        await backdateClaim(op.legs[2]!.claimId)
+        await backdateHolds(a)
+        await sweepNow()
+        const answers = await Promise.all([confirm(), confirm(), confirm()])
+        // Each answer is the reissued operation or a retryable failure; never the old, expired claim as the next leg.
+        for (const r of answers) {
+          if (Either.isLeft(r)) expect(r.left.retryable).toBe(true)
+          else expect((r.right as { operation: HoodOperation }).operation.legs[2]!.claimId).not.toBe(op.legs[2]!.claimId)
+        }
+        const next = operationOf(await confirm())
+        for (const r of answers) if (Either.isRight(r)) expect((r.right as { operation: HoodOperation }).operation.legs[2]!.claimId).toBe(next.legs[2]!.claimId)
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        expect(Either.isRight(await confirm(next.legs[2]!))).toBe(true)
+        expect((await holds(a)).map((h) => h.state)).toEqual(["booked"])
         expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
       })
     })

@@ -31,7 +31,8 @@ export const makeHoodSelfLegs = (ctx: HoodSelfContext, spend: HoodSelfSpend) => 
         .recordBuilt({ accountId: caller.accountId, walletId: stored.row.walletId, keyId: caller.keyId, chain: "evm", transaction: Buffer.from(tx.slice(2), "hex"), purpose: "launch", txExpiresAtMs: null })
         .pipe(Effect.mapError(() => launchFailure("launch_failed", "reissuing the leg failed; confirm again", { retryable: true })))
       // The superseded claim was expired (or its signed bytes can never land) before this (`spend.supersede`, `pendingClaimOf`); the hold outlives the new claim.
-      yield* spend.keepUntil(stored, claim.expiresAtMs)
+      // A hold released since (`keepUntil` fails): the new claim is expired again and nothing is saved (retryable).
+      yield* spend.keepUntil(stored, claim.expiresAtMs).pipe(Effect.tapError(() => Effect.ignore(wallets.expireOpen(claim.claimId))))
       return stepOperation(op, { _tag: "Reissued", leg: leg.index, unsignedTransaction: tx, nonce, claimId: claim.claimId })
     })
 
