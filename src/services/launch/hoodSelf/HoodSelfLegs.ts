@@ -47,15 +47,22 @@ export const makeHoodSelfLegs = (ctx: HoodSelfContext, spend: HoodSelfSpend) => 
     Effect.gen(function* () {
       const claim = yield* wallets.claimStatus(leg.claimId).pipe(Effect.mapError(fromWallet))
       if (claim === undefined) return undefined
-      if (claim.signature === null) {
-        if (claim.state !== "open") return { _tag: "Unsigned", signable: false } as const
-        const expired = yield* wallets.expireUnsigned(leg.claimId).pipe(Effect.mapError(fromWallet))
-        // Not expired by this call: within its lifetime, or signed since the read (the next confirm reads it signed).
-        return { _tag: "Unsigned", signable: !expired } as const
-      }
-      if (handedBack !== undefined && claim.signature.toLowerCase() === handedBack.toLowerCase()) return undefined
-      const onChain = yield* chain.legOnChain(getAddress(stored.row.payer), claim.signature, leg.nonce)
-      return { _tag: "Signed", txHash: claim.signature, onChain } as const
+      if (claim.signature !== null) return yield* signedSeen(stored, leg, claim.signature, handedBack)
+      if (claim.state !== "open") return { _tag: "Unsigned", signable: false } as const
+      if (yield* wallets.expireUnsigned(leg.claimId).pipe(Effect.mapError(fromWallet))) return { _tag: "Unsigned", signable: false } as const
+      // Not expired by this call: within its lifetime, signed since the read, or expired by a racing confirm. Read again, never assumed.
+      const again = yield* wallets.claimStatus(leg.claimId).pipe(Effect.mapError(fromWallet))
+      if (again === undefined) return undefined
+      if (again.signature !== null) return yield* signedSeen(stored, leg, again.signature, handedBack)
+      return { _tag: "Unsigned", signable: again.state === "open" } as const
+    })
+
+  /** A claim the relay signed, read on chain by its signature; the bytes this confirm hands back itself are left to the `Signed` path. */
+  const signedSeen = (stored: Stored, leg: HoodOperationLeg, signature: string, handedBack: string | undefined): Effect.Effect<PendingClaimSeen | undefined, LaunchError> =>
+    Effect.gen(function* () {
+      if (handedBack !== undefined && signature.toLowerCase() === handedBack.toLowerCase()) return undefined
+      const onChain = yield* chain.legOnChain(getAddress(stored.row.payer), signature, leg.nonce)
+      return { _tag: "Signed", txHash: signature, onChain } as const
     })
 
   /**
