@@ -854,6 +854,59 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
         expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId }).pipe(Effect.orDie)))?.attempt).toBe(1)
       })
 
+      /** `f` run through the proxy while its backend trails the served head by `blocks` (pinned reads at the head answer "header not found"). */
+      const trailingBy = async <A>(blocks: bigint, f: () => Promise<A>): Promise<A> => {
+        trailBlocks = blocks
+        servedHead = undefined
+        return f().finally(() => {
+          trailBlocks = undefined
+          servedHead = undefined
+        })
+      }
+
+      it("a linked build again whose createCurve was mined in the head block itself, read one block behind (head - 1 shows no curve): LAUNCH_FAILED retryable chain_read_failed, never a rebuild; at the head, 409 prior_attempt_on_chain, and the createCurve confirms", async () => {
+        const a = await agent()
+        const b = body(a)
+        const r = await run(proxied.build(a.caller, b))
+        if (Either.isLeft(r) || r.right._tag !== "Built") throw new Error("build refused")
+        const build = r.right.build
+        // Mined in the newest block: no block after it.
+        const createHash = await signAndSend(a, build.transaction)
+        const behind = await trailingBy(1n, () => run(proxied.build(a.caller, b)))
+        expect(Either.isLeft(behind) && [behind.left.reason, behind.left.retryable, behind.left.details?.reason]).toEqual(["launch_failed", true, "chain_read_failed"])
+        expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId }).pipe(Effect.orDie)))?.attempt).toBe(1)
+        const atHead = await run(proxied.build(a.caller, b))
+        expect(Either.isLeft(atHead) && [atHead.left.reason, atHead.left.retryable, atHead.left.details]).toEqual([
+          "idempotency_conflict",
+          false,
+          { reason: "prior_attempt_on_chain", mint: build.mint }
+        ])
+        const confirmed = await run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: createHash }))
+        expect(Either.isRight(confirmed) && confirmed.right).toMatchObject({ mint: build.mint })
+      })
+
+      it("a TEE build again whose createCurve was mined in the head block itself, read one block behind: 409 prior_attempt_in_flight (the nonce at head - 1 not yet used), never a rebuild; the attempt, its claims and hold untouched", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b, proxied)
+        const op = build.operation!
+        const pc = publicClientOf(localnet)
+        const createHash = await pc.sendRawTransaction({ serializedTransaction: (await teeSign(a, tee.id, op.legs[0]!)) as Hex })
+        expect((await pc.waitForTransactionReceipt({ hash: createHash, pollingInterval: 20 })).status).toBe("success")
+        const behind = await trailingBy(1n, () => run(proxied.build(a.caller, b)))
+        expect(Either.isLeft(behind) && [behind.left.reason, behind.left.retryable, behind.left.details?.reason, behind.left.details?.operationId]).toEqual([
+          "idempotency_conflict",
+          true,
+          "prior_attempt_in_flight",
+          op.operationId
+        ])
+        expect([await claimState(op.legs[1]!.claimId), await claimState(op.legs[2]!.claimId)]).toEqual(["open", "open"])
+        expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "held"]])
+        expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId }).pipe(Effect.orDie)))?.attempt).toBe(1)
+      })
+
       it("a TEE operation's record whose createCurve receipt a node behind answers 'not found' (its curve read behind too): LAUNCH_FAILED retryable chain_read_failed, never JOB_NOT_FOUND; nothing recorded; read again it records and books once", async () => {
         const a = await agent()
         const tee = await teeWallet(a)

@@ -26,7 +26,7 @@ import { USDG_ADDRESS } from "../../../domain/QuotePairs.js"
 import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
 import type { HoodSelfLaunchConfig } from "../HoodSelfLaunch.js"
-import { blockMissing, createInput, type LegOnChain, legOnChainOf, nonceBlockOf, type SeenTransaction } from "./HoodSelfRules.js"
+import { type AttemptSnapshot, blockMissing, createInput, type LegOnChain, legOnChainOf, nonceBlockOf, type SeenTransaction } from "./HoodSelfRules.js"
 
 const chainRead = (what: string) => (e: unknown) =>
   launchFailure("launch_failed", `${what} failed: ${e instanceof BaseError ? e.shortMessage : String(e)}`, { retryable: true, details: { reason: "chain_read_failed" } })
@@ -96,12 +96,12 @@ export const makeHoodSelfChain = (config: HoodSelfLaunchConfig) => {
   const nonceAt = (payer: Address, blockNumber: bigint) => rpc("nonce", (c) => c.getTransactionCount({ address: payer, blockNumber }))
 
   /** The payer's nonce and whether `curve` exists, both at `block`; a failure keeps the node's own error (`blockMissing` reads it). */
-  const attemptAt = (payer: Address, factory: Address, curve: string, block: bigint) =>
+  const attemptAt = (payer: Address, factory: Address, curve: string, block: bigint, atHead: boolean) =>
     Effect.tryPromise({
       try: async () => {
         const nonce = await pc!.getTransactionCount({ address: payer, blockNumber: block })
         const curveExists = await pc!.readContract({ address: factory, abi: curveFactoryAbi, functionName: "isCurve", args: [getAddress(curve)], blockNumber: block })
-        return { block, nonce, curveExists }
+        return { block, atHead, nonce, curveExists } satisfies AttemptSnapshot
       },
       catch: (e) => e
     })
@@ -117,14 +117,16 @@ export const makeHoodSelfChain = (config: HoodSelfLaunchConfig) => {
    * the head by a block and not have it yet (`blockMissing`): both reads are then made once more at
    * `head - 1` (one snapshot still, one block older: a curve and the nonce its `createCurve` used
    * appear in the same block, so an older block never shows "nonce used, no curve" for a live
-   * attempt). Once only: a node further behind, or any other failure, fails retryable
-   * (`chain_read_failed`), as before.
+   * attempt). Such a snapshot says `atHead: false`: it may conclude only "curve exists", "TEE in
+   * flight" or a linked record's "not mined yet", never "no curve, build again" nor "dead"
+   * (`buildAgainOf`, `unminedRecordOf`: a createCurve mined in the head block is not in it).
+   * Once only: a node further behind, or any other failure, fails retryable (`chain_read_failed`).
    */
   const attemptAtHead = (payer: Address, factory: Address, curve: string) =>
     Effect.gen(function* () {
       const head = yield* headBlock
-      return yield* attemptAt(payer, factory, curve, head).pipe(
-        Effect.catchAll((e) => (blockMissing(e) && head > 0n ? attemptAt(payer, factory, curve, head - 1n) : Effect.fail(e))),
+      return yield* attemptAt(payer, factory, curve, head, true).pipe(
+        Effect.catchAll((e) => (blockMissing(e) && head > 0n ? attemptAt(payer, factory, curve, head - 1n, false) : Effect.fail(e))),
         Effect.mapError(chainRead("attempt read"))
       )
     })

@@ -6,6 +6,7 @@ import { spendError } from "../../spend/SpendError.js"
 import { decodeSelfLaunchRequest } from "../request/DecodeLaunchRequest.js"
 import {
   blockMissing,
+  buildAgainOf,
   createInput,
   deadHoldOf,
   deadSettlementOf,
@@ -18,7 +19,8 @@ import {
   NEVER_LANDS_DEPTH_BLOCKS,
   nonceBlockOf,
   type SeenTransaction,
-  settledHoldOf
+  settledHoldOf,
+  unminedRecordOf
 } from "./HoodSelfRules.js"
 
 const settings = { expCustomCurves: true, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: "http://127.0.0.1:8080/api/v1/uploads/images/" }
@@ -154,5 +156,25 @@ describe("a read pinned to a block the answering node does not have (blockMissin
     }
     expect(blockMissing(new Error("fetch failed"))).toBe(false)
     expect(blockMissing(undefined)).toBe(false)
+  })
+})
+
+describe("what one snapshot of an earlier attempt concludes (buildAgainOf, unminedRecordOf): at head - 1 never 'no curve, build again' nor 'dead'", () => {
+  const at = (atHead: boolean, nonce: number, curveExists: boolean) => ({ block: 10n, atHead, nonce, curveExists })
+  it("a build again: the curve → on_chain and a TEE nonce not used → in_flight at either block; a rebuild only at the head, else unread", () => {
+    for (const atHead of [true, false]) {
+      for (const tee of [true, false]) expect(buildAgainOf(at(atHead, 9, true), 5, tee)).toBe("on_chain")
+      expect(buildAgainOf(at(atHead, 5, false), 5, true)).toBe("in_flight")
+    }
+    // A linked attempt rebuilds on "no curve" (its old bytes get a new curve address), a TEE one once its nonce was used.
+    expect([buildAgainOf(at(true, 5, false), 5, false), buildAgainOf(at(true, 6, false), 5, true)]).toEqual(["rebuild", "rebuild"])
+    expect([buildAgainOf(at(false, 5, false), 5, false), buildAgainOf(at(false, 6, false), 5, false), buildAgainOf(at(false, 6, false), 5, true)]).toEqual(["unread", "unread", "unread"])
+  })
+  it("a linked record not mined: not_mined while its nonce is unused or a curve exists (either block); dead (not_found) only at the head, else unread", () => {
+    for (const atHead of [true, false]) {
+      expect(unminedRecordOf(at(atHead, 5, false), 5)).toBe("not_mined")
+      expect(unminedRecordOf(at(atHead, 9, true), 5)).toBe("not_mined")
+    }
+    expect([unminedRecordOf(at(true, 6, false), 5), unminedRecordOf(at(false, 6, false), 5)]).toEqual(["not_found", "unread"])
   })
 })

@@ -174,3 +174,36 @@ export const blockMissing = (e: unknown): boolean => {
   const text = e instanceof BaseError ? `${e.message} ${e.details}` : String(e)
   return /header not found|block not found|unknown block|invalid block (?:tag|number)/i.test(text)
 }
+
+/** An earlier attempt as ONE block shows it (`HoodSelfChain.attemptAtHead`): the head, or `head - 1` when the node lacked the head (`atHead` false). */
+export interface AttemptSnapshot {
+  readonly block: bigint
+  readonly atHead: boolean
+  readonly nonce: number
+  readonly curveExists: boolean
+}
+
+/**
+ * What a build again concludes from one snapshot of the earlier attempt (`attemptNonce`: its
+ * createCurve's nonce; `tee`: a TEE operation whose createCurve was signed):
+ * - its curve exists → `on_chain` (at either block: a curve is never removed);
+ * - a TEE attempt whose nonce is not used yet → `in_flight` (at either block: a nonce only grows);
+ * - otherwise a rebuild, but only on the head's snapshot: `head - 1` misses a createCurve mined in
+ *   the head block itself (spec 3.4: never build again once it is mined), so there → `unread`
+ *   (`chain_read_failed`, retryable).
+ */
+export const buildAgainOf = (seen: AttemptSnapshot, attemptNonce: number, tee: boolean): "on_chain" | "in_flight" | "rebuild" | "unread" => {
+  if (seen.curveExists) return "on_chain"
+  if (tee && seen.nonce <= attemptNonce) return "in_flight"
+  return seen.atHead ? "rebuild" : "unread"
+}
+
+/**
+ * A linked record whose createCurve has no receipt: dead (`not_found`) when the payer's nonce
+ * passed the attempt's with no curve, on the head's snapshot only; "not mined yet" (`not_mined`)
+ * at either block; a `head - 1` snapshot that would say dead → `unread` (retryable).
+ */
+export const unminedRecordOf = (seen: AttemptSnapshot, attemptNonce: number): "not_found" | "not_mined" | "unread" => {
+  if (seen.curveExists || seen.nonce <= attemptNonce) return "not_mined"
+  return seen.atHead ? "not_found" : "unread"
+}
