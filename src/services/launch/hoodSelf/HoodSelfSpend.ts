@@ -107,6 +107,25 @@ const reserveAgain = (stored: Stored, attempt: SpendAttempt) =>
     )
   )
 
+/**
+ * A reissued leg's new claim kept covered: the hold extended to the claim's lifetime's end, only
+ * while it is still `held` (one conditional UPDATE). A hold that exists and is no longer held (the
+ * sweep released it) fails retryable: the caller saves nothing, so no claim is handed out without
+ * its hold. An attempt with no hold (no dev buy) has nothing to keep.
+ */
+const keepUntilOf =
+  (withSql: HoodSelfContext["withSql"]) =>
+  (stored: Stored, untilMs: number): Effect.Effect<void, LaunchError> =>
+    Effect.gen(function* () {
+      const id = hoodSelfHoldOf(refOf(stored))
+      if (yield* withSql(holdUntilIn(id, untilMs)).pipe(launchStorage("keeping the dev-buy hold"))) return
+      if ((yield* withSql(reservationState(id)).pipe(launchStorage("reading the dev-buy hold"))) === undefined) return
+      return yield* launchFailure("launch_failed", "the dev-buy hold was released before the reissued leg's claim was kept; confirm again", {
+        retryable: true,
+        details: { reason: "hold_released" }
+      })
+    })
+
 export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
   const { deps, withSql, chain } = ctx
 
@@ -128,22 +147,7 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
   /** The hold lives at least until a leg's sign claim can no longer be signed (its lifetime's end): an unsigned leg's hold is swept only then. */
   const keepUntilIn = (ref: AttemptRef, untilMs: number): Effect.Effect<void, SqlError, SqlClient.SqlClient> => Effect.asVoid(holdUntilIn(hoodSelfHoldOf(ref), untilMs))
 
-  /**
-   * A reissued leg's new claim kept covered: the hold extended to the claim's lifetime's end, only
-   * while it is still `held` (one conditional UPDATE). A hold that exists and is no longer held (the
-   * sweep released it) fails retryable: the caller saves nothing, so no claim is handed out
-   * without its hold. An attempt with no hold (no dev buy) has nothing to keep.
-   */
-  const keepUntil = (stored: Stored, untilMs: number): Effect.Effect<void, LaunchError> =>
-    Effect.gen(function* () {
-      const id = hoodSelfHoldOf(refOf(stored))
-      if (yield* withSql(holdUntilIn(id, untilMs)).pipe(launchStorage("keeping the dev-buy hold"))) return
-      if ((yield* withSql(reservationState(id)).pipe(launchStorage("reading the dev-buy hold"))) === undefined) return
-      return yield* launchFailure("launch_failed", "the dev-buy hold was released before the reissued leg's claim was kept; confirm again", {
-        retryable: true,
-        details: { reason: "hold_released" }
-      })
-    })
+  const keepUntil = keepUntilOf(withSql)
 
   /**
    * Before a reissue issues new dev-buy bytes: a hold the sweep released (every claim's lifetime had
