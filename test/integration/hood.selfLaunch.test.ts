@@ -1380,6 +1380,41 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
         expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
       })
 
+      it("the fee leg's claim expired unsigned with the buy still to sign and the hold swept: the fee is reissued only once the buy's hold is reserved again, then the buy; held once, booked once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b)
+        const op = build.operation!
+        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        expect(operationOf(await confirm(op.legs[0]!)).nextLeg).toBe(1)
+        await backdateClaim(op.legs[1]!.claimId)
+        await backdateClaim(op.legs[2]!.claimId)
+        await backdateHolds(a)
+        await sweepNow()
+        expect((await holds(a)).map((h) => h.state)).toEqual(["released"])
+        // A bare confirm: the fee's claim is reissued at its nonce, the buy's hold reserved again first (it was stuck on `hold_released` before).
+        const next = operationOf(await confirm())
+        expect(next.legs.map((l) => [l.kind, l.status, l.nonce])).toEqual([
+          ["createCurve", "mined", op.legs[0]!.nonce],
+          ["feeTransfer", "pending", op.legs[1]!.nonce],
+          ["devBuy", "pending", op.legs[2]!.nonce]
+        ])
+        expect(next.legs[1]!.claimId).not.toBe(op.legs[1]!.claimId)
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        // The fee signs; the buy's claim had expired too: the next confirm reissues it, it signs and the launch records once.
+        const afterFee = operationOf(await confirm(next.legs[1]!))
+        expect(afterFee.nextLeg).toBe(2)
+        const buyLeg = afterFee.legs[2]!.claimId === op.legs[2]!.claimId ? operationOf(await confirm()).legs[2]! : afterFee.legs[2]!
+        expect(buyLeg.claimId).not.toBe(op.legs[2]!.claimId)
+        const done = await confirm(buyLeg)
+        expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed" } })
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
       it("the buy leg's claim expired unsigned and its hold swept: reissued at the same nonce only once the hold is reserved again (refused past the limit: nothing reissued); held once, booked once", async () => {
         const a = await agent()
         const tee = await teeWallet(a)

@@ -16,6 +16,9 @@ import type { HoodSelfContext, Stored } from "./HoodSelfContext.js"
 import { DEV_BUY_GAS_LIMIT } from "./HoodSelfRules.js"
 import type { HoodSelfSpend } from "./HoodSelfSpend.js"
 
+/** A dev-buy leg not yet signed and sent: its bytes are still to issue, so its hold must be held. */
+const buyPending = (op: HoodOperation): boolean => op.legs.some((l) => l.kind === "devBuy" && l.status === "pending")
+
 export const makeHoodSelfLegs = (ctx: HoodSelfContext, spend: HoodSelfSpend) => {
   const { chain } = ctx
   const { wallets } = ctx.deps
@@ -31,8 +34,10 @@ export const makeHoodSelfLegs = (ctx: HoodSelfContext, spend: HoodSelfSpend) => 
         .recordBuilt({ accountId: caller.accountId, walletId: stored.row.walletId, keyId: caller.keyId, chain: "evm", transaction: Buffer.from(tx.slice(2), "hex"), purpose: "launch", txExpiresAtMs: null })
         .pipe(Effect.mapError(() => launchFailure("launch_failed", "reissuing the leg failed; confirm again", { retryable: true })))
       // The superseded claim was expired (or its signed bytes can never land) before this (`spend.supersede`, `pendingClaimOf`); the hold outlives the new claim.
-      // A hold released since (`keepUntil` fails): the new claim is expired again and nothing is saved (retryable).
-      yield* spend.keepUntil(stored, claim.expiresAtMs).pipe(Effect.tapError(() => Effect.ignore(wallets.expireOpen(claim.claimId))))
+      // While a dev buy is still to sign, its hold must be held (`holdAgain` ran first): a hold released since (`keepUntil` fails)
+      // expires the new claim again and nothing is saved (retryable). With no buy left to sign the hold is only extended if held.
+      const keep = spend.keepUntil(stored, claim.expiresAtMs)
+      yield* buyPending(op) ? keep.pipe(Effect.tapError(() => Effect.ignore(wallets.expireOpen(claim.claimId)))) : Effect.ignore(keep)
       return stepOperation(op, { _tag: "Reissued", leg: leg.index, unsignedTransaction: tx, nonce, claimId: claim.claimId })
     })
 
@@ -67,8 +72,9 @@ export const makeHoodSelfLegs = (ctx: HoodSelfContext, spend: HoodSelfSpend) => 
 
   /**
    * The pending next leg decided by the machine (`pendingLegVerdict`) from its claim: reissued at
-   * its own nonce when the claim expired unsigned (a dev buy's hold reserved again first when the
-   * sweep released it, `spend.holdAgain`; refused: nothing reissued); `Landed`, or recorded sent
+   * its own nonce when the claim expired unsigned (while a dev buy is still to sign, the fee's
+   * reissue included, its hold reserved again first when the sweep released it, `spend.holdAgain`;
+   * refused: nothing reissued); `Landed`, or recorded sent
    * and reverted, from the relay-signed bytes on chain; else nothing. Bytes that can still land are
    * never replaced.
    */
@@ -79,7 +85,8 @@ export const makeHoodSelfLegs = (ctx: HoodSelfContext, spend: HoodSelfSpend) => 
       const verdict = pendingLegVerdict(op, yield* pendingClaimOf(stored, leg, handedBack))
       if (verdict._tag === "Wait") return op
       if (verdict._tag !== "Reissue") return eventsOf(verdict).reduce(stepOperation, op)
-      if (leg.kind === "devBuy") yield* spend.holdAgain(caller, stored)
+      // Any reissue while a dev buy is still to sign (the buy itself, or the fee before it) reserves the buy first, as `reissueFee` does.
+      if (buyPending(op)) yield* spend.holdAgain(caller, stored)
       return yield* reissue(caller, stored, op, leg, verdict.nonce)
     })
 
