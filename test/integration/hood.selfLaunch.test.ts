@@ -53,6 +53,7 @@ import { sealForImport } from "../support/hpkeSealer.js"
 import { closeLoopback, listenLoopback } from "../support/loopbackHttp.js"
 import { solidImage } from "../support/testImages.js"
 import { launchFailureCodesLayer } from "../../api/LaunchCodes.js"
+import { rowOf, statusOf, toApiError } from "../../api/ErrorTable.js"
 
 const ETH = 10n ** 18n
 const BASE_URL = "https://curvestream.test"
@@ -323,6 +324,32 @@ describe("a self-signed Hood launch from an imported wallet", () => {
     expect(Either.isRight(c2) && c2.right.pool).toBe(b2.pool)
   })
 
+  it("JOB_NOT_FOUND (404, not retryable, no field): an unknown clientLaunchId or another account's; a build never sent is VALIDATION_FAILED (signature, retryable) until its nonce is used with no curve, then JOB_NOT_FOUND", async () => {
+    const a = await agent()
+    const other = await agent()
+    const b = body(a)
+    const build = await built(a, b)
+    const never = `0x${"ab".repeat(32)}`
+    const notFound = (r: Either.Either<unknown, LaunchError>) => {
+      if (Either.isRight(r)) throw new Error("confirmed")
+      const api = toApiError(r.left)
+      return [r.left.reason, statusOf(rowOf(r.left)), api.code, api.field, api.retryable]
+    }
+    for (const [caller, id] of [[a.caller, "never-built"], [other.caller, b.request.clientLaunchId]] as const) {
+      expect(notFound(await run(service.confirm(caller, { clientLaunchId: id, signature: never })))).toEqual(["job_not_found", 404, "JOB_NOT_FOUND", undefined, false])
+    }
+    // Not found while the build can still land (the payer's nonce unused): retryable VALIDATION_FAILED on signature (launch spec 3.1).
+    const confirmNever = () => run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: never }))
+    const early = await confirmNever()
+    expect(Either.isLeft(early) && [early.left.reason, early.left.field, early.left.retryable]).toEqual(["validation_failed", "signature", true])
+    // The payer's nonce taken by another transaction and no curve at that block: the build can never land.
+    const pc = publicClientOf(localnet)
+    const moved = await createWalletClient({ account: privateKeyToAccount(a.privateKey), chain: localnet.chain, transport: http(localnet.rpcUrl) }).sendTransaction({ to: a.address, value: 0n })
+    expect((await pc.waitForTransactionReceipt({ hash: moved, pollingInterval: 20 })).status).toBe("success")
+    expect(notFound(await confirmNever())).toEqual(["job_not_found", 404, "JOB_NOT_FOUND", undefined, false])
+    expect(await tokenRows(build.mint)).toEqual([])
+  })
+
   it("a createCurve sent by another wallet is SIGNER_MISMATCH; nothing is recorded", async () => {
     const a = await agent()
     const b = body(a)
@@ -352,7 +379,7 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
     (await Effect.runPromise(wallets.signClaimed(a.caller.principal, walletId, { claimId: leg.claimId, transaction: Buffer.from(leg.unsignedTransaction.slice(2), "hex") })))
       .signedTransaction
 
-  const teeService = (buys: boolean) =>
+  const teeService = (buys: boolean, walletService: typeof wallets = wallets) =>
     withSql(
       HoodSelfLaunch.make(
         {
@@ -364,7 +391,7 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
           exclusiveHolderPassRaw: 1n,
           teeLaunchBuysEnabled: buys
         },
-        { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) }
+        { ledger, images, wallets: walletService, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) }
       )
     )
 
@@ -583,6 +610,12 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       /** A receipt index that catches up: these receipts answer "not found" until a nonce read pinned to a block number arrives; `hiddenReceipts` counts those answers. */
       const receiptAfterNonce = new Set<string>()
       let hiddenReceipts = 0
+      /**
+       * A load-balanced endpoint whose reads land on a backend behind the one that answered the head: reads pinned to a block
+       * later than the last head served less `trailBlocks` answer "header not found" (unset: forwarded as asked).
+       */
+      let trailBlocks: bigint | undefined
+      let servedHead: bigint | undefined
       /** Requests held unanswered (a process killed mid-call never hears back): `method:param` keys; `releaseHeld` answers them with an error, unforwarded. */
       const hold = new Set<string>()
       const held: Array<{ readonly id: unknown; readonly res: import("node:http").ServerResponse }> = []
@@ -615,6 +648,12 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
               return
             }
             const params = message.params ?? []
+            const pinned = (message.method === "eth_getTransactionCount" || message.method === "eth_call") && /^0x[0-9a-f]+$/i.test(String(params[1] ?? ""))
+            if (pinned && trailBlocks !== undefined && servedHead !== undefined && BigInt(String(params[1])) > servedHead - trailBlocks) {
+              res.writeHead(200, { "content-type": "application/json" })
+              res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32000, message: "header not found" } }))
+              return
+            }
             const forwarded =
               message.method === "eth_call" && lagCall !== undefined && params[1] === "latest"
                 ? JSON.stringify({ ...message, params: [params[0], `0x${lagCall.toString(16)}`, ...params.slice(2)] })
@@ -631,8 +670,10 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
             }
             void fetch(localnet.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: forwarded })
               .then(async (upstream) => {
+                const answer = await upstream.text()
+                if (message.method === "eth_blockNumber" && trailBlocks !== undefined) servedHead = BigInt((JSON.parse(answer) as { result: string }).result)
                 res.writeHead(upstream.status, { "content-type": "application/json" })
-                res.end(await upstream.text())
+                res.end(answer)
               })
               .catch(() => {
                 res.writeHead(502)
@@ -774,6 +815,92 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
           "idempotency_conflict",
           false,
           { reason: "prior_attempt_on_chain", mint: build.mint }
+        ])
+        expect([await claimState(op.legs[1]!.claimId), await claimState(op.legs[2]!.claimId)]).toEqual(["open", "open"])
+        expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "held"]])
+        expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId }).pipe(Effect.orDie)))?.attempt).toBe(1)
+      })
+
+      it("a build again through a load-balanced endpoint whose backend trails the head by one block (header not found at the head): read again at head - 1, 409 prior_attempt_on_chain; two blocks behind: LAUNCH_FAILED retryable chain_read_failed; nothing changed either way", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b, proxied)
+        const op = build.operation!
+        // The relay signs createCurve; the agent sends it straight to the node; a block passes after it.
+        const pc = publicClientOf(localnet)
+        const createHash = await pc.sendRawTransaction({ serializedTransaction: (await teeSign(a, tee.id, op.legs[0]!)) as Hex })
+        expect((await pc.waitForTransactionReceipt({ hash: createHash, pollingInterval: 20 })).status).toBe("success")
+        await tc.mine({ blocks: 1 })
+        const buildBehind = async (blocks: bigint) => {
+          trailBlocks = blocks
+          servedHead = undefined
+          return run(proxied.build(a.caller, b)).finally(() => {
+            trailBlocks = undefined
+            servedHead = undefined
+          })
+        }
+        const behind = await buildBehind(2n)
+        expect(Either.isLeft(behind) && [behind.left.reason, behind.left.retryable, behind.left.details?.reason]).toEqual(["launch_failed", true, "chain_read_failed"])
+        const again = await buildBehind(1n)
+        expect(Either.isLeft(again) && [again.left.reason, again.left.retryable, again.left.details]).toEqual([
+          "idempotency_conflict",
+          false,
+          { reason: "prior_attempt_on_chain", mint: build.mint }
+        ])
+        expect([await claimState(op.legs[1]!.claimId), await claimState(op.legs[2]!.claimId)]).toEqual(["open", "open"])
+        expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "held"]])
+        expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId }).pipe(Effect.orDie)))?.attempt).toBe(1)
+      })
+
+      /** `f` run through the proxy while its backend trails the served head by `blocks` (pinned reads at the head answer "header not found"). */
+      const trailingBy = async <A>(blocks: bigint, f: () => Promise<A>): Promise<A> => {
+        trailBlocks = blocks
+        servedHead = undefined
+        return f().finally(() => {
+          trailBlocks = undefined
+          servedHead = undefined
+        })
+      }
+
+      it("a linked build again whose createCurve was mined in the head block itself, read one block behind (head - 1 shows no curve): LAUNCH_FAILED retryable chain_read_failed, never a rebuild; at the head, 409 prior_attempt_on_chain, and the createCurve confirms", async () => {
+        const a = await agent()
+        const b = body(a)
+        const r = await run(proxied.build(a.caller, b))
+        if (Either.isLeft(r) || r.right._tag !== "Built") throw new Error("build refused")
+        const build = r.right.build
+        // Mined in the newest block: no block after it.
+        const createHash = await signAndSend(a, build.transaction)
+        const behind = await trailingBy(1n, () => run(proxied.build(a.caller, b)))
+        expect(Either.isLeft(behind) && [behind.left.reason, behind.left.retryable, behind.left.details?.reason]).toEqual(["launch_failed", true, "chain_read_failed"])
+        expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId }).pipe(Effect.orDie)))?.attempt).toBe(1)
+        const atHead = await run(proxied.build(a.caller, b))
+        expect(Either.isLeft(atHead) && [atHead.left.reason, atHead.left.retryable, atHead.left.details]).toEqual([
+          "idempotency_conflict",
+          false,
+          { reason: "prior_attempt_on_chain", mint: build.mint }
+        ])
+        const confirmed = await run(proxied.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: createHash }))
+        expect(Either.isRight(confirmed) && confirmed.right).toMatchObject({ mint: build.mint })
+      })
+
+      it("a TEE build again whose createCurve was mined in the head block itself, read one block behind: 409 prior_attempt_in_flight (the nonce at head - 1 not yet used), never a rebuild; the attempt, its claims and hold untouched", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b, proxied)
+        const op = build.operation!
+        const pc = publicClientOf(localnet)
+        const createHash = await pc.sendRawTransaction({ serializedTransaction: (await teeSign(a, tee.id, op.legs[0]!)) as Hex })
+        expect((await pc.waitForTransactionReceipt({ hash: createHash, pollingInterval: 20 })).status).toBe("success")
+        const behind = await trailingBy(1n, () => run(proxied.build(a.caller, b)))
+        expect(Either.isLeft(behind) && [behind.left.reason, behind.left.retryable, behind.left.details?.reason, behind.left.details?.operationId]).toEqual([
+          "idempotency_conflict",
+          true,
+          "prior_attempt_in_flight",
+          op.operationId
         ])
         expect([await claimState(op.legs[1]!.claimId), await claimState(op.legs[2]!.claimId)]).toEqual(["open", "open"])
         expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "held"]])
@@ -1210,6 +1337,204 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       expect(Either.isRight(await confirm(next.legs[1]!))).toBe(true)
       expect(Either.isRight(await confirm(next.legs[2]!))).toBe(true)
       expect((await holds(a)).map((h) => h.state)).toEqual(["booked"])
+    })
+
+    describe("the pending next leg decided from its sign claim at each confirm (an agent late past the claim's lifetime)", () => {
+      const backdateClaim = (claimId: string) => withSql(Effect.orDie(sql`UPDATE sign_claims SET expires_at = ${new Date(Date.now() - 3_600_000)} WHERE id = ${claimId}`))
+      const operationOf = (r: Either.Either<unknown, LaunchError>) => {
+        if (Either.isLeft(r)) throw new Error(`confirm refused: ${r.left.reason} ${r.left.message} ${JSON.stringify(r.left.details)}`)
+        return (r.right as { operation: HoodOperation }).operation
+      }
+      const relaySigns = (a: Agent, walletId: string, leg: { claimId: string; unsignedTransaction: string }) =>
+        Effect.runPromise(Effect.either(wallets.signClaimed(a.caller.principal, walletId, { claimId: leg.claimId, transaction: Buffer.from(leg.unsignedTransaction.slice(2), "hex") })))
+
+      it("the fee leg's claim expired unsigned after createCurve landed: the next confirm reissues it at the same nonce (the old claim never signable), it signs and the launch records, booked once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b)
+        const op = build.operation!
+        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        expect(operationOf(await confirm(op.legs[0]!)).nextLeg).toBe(1)
+        await backdateClaim(op.legs[1]!.claimId)
+        expect(Either.isLeft(await relaySigns(a, tee.id, op.legs[1]!))).toBe(true)
+        const next = operationOf(await confirm())
+        expect(next.legs.map((l) => [l.kind, l.status, l.nonce])).toEqual([
+          ["createCurve", "mined", op.legs[0]!.nonce],
+          ["feeTransfer", "pending", op.legs[1]!.nonce],
+          ["devBuy", "pending", op.legs[2]!.nonce]
+        ])
+        expect(next.legs[1]!.claimId).not.toBe(op.legs[1]!.claimId)
+        expect(next.legs[2]!.claimId).toBe(op.legs[2]!.claimId)
+        expect(await claimState(op.legs[1]!.claimId)).toBe("expired")
+        // The old claim is never signable; a confirm again reissues nothing more (the new claim can be signed).
+        expect(Either.isLeft(await relaySigns(a, tee.id, op.legs[1]!))).toBe(true)
+        expect(operationOf(await confirm()).legs[1]!.claimId).toBe(next.legs[1]!.claimId)
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        expect(operationOf(await confirm(next.legs[1]!)).nextLeg).toBe(2)
+        const done = await confirm(next.legs[2]!)
+        expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed" } })
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
+      it("the fee leg's claim expired unsigned with the buy still to sign and the hold swept: the fee is reissued only once the buy's hold is reserved again, then the buy; held once, booked once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b)
+        const op = build.operation!
+        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        expect(operationOf(await confirm(op.legs[0]!)).nextLeg).toBe(1)
+        await backdateClaim(op.legs[1]!.claimId)
+        await backdateClaim(op.legs[2]!.claimId)
+        await backdateHolds(a)
+        await sweepNow()
+        expect((await holds(a)).map((h) => h.state)).toEqual(["released"])
+        // A bare confirm: the fee's claim is reissued at its nonce, the buy's hold reserved again first (it was stuck on `hold_released` before).
+        const next = operationOf(await confirm())
+        expect(next.legs.map((l) => [l.kind, l.status, l.nonce])).toEqual([
+          ["createCurve", "mined", op.legs[0]!.nonce],
+          ["feeTransfer", "pending", op.legs[1]!.nonce],
+          ["devBuy", "pending", op.legs[2]!.nonce]
+        ])
+        expect(next.legs[1]!.claimId).not.toBe(op.legs[1]!.claimId)
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        // The fee signs; the buy's claim had expired too: the next confirm reissues it, it signs and the launch records once.
+        const afterFee = operationOf(await confirm(next.legs[1]!))
+        expect(afterFee.nextLeg).toBe(2)
+        const buyLeg = afterFee.legs[2]!.claimId === op.legs[2]!.claimId ? operationOf(await confirm()).legs[2]! : afterFee.legs[2]!
+        expect(buyLeg.claimId).not.toBe(op.legs[2]!.claimId)
+        const done = await confirm(buyLeg)
+        expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed" } })
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
+      it("the buy leg's claim expired unsigned and its hold swept: reissued at the same nonce only once the hold is reserved again (refused past the limit: nothing reissued); held once, booked once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b)
+        const op = build.operation!
+        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await confirm(leg))).toBe(true)
+        await backdateClaim(op.legs[2]!.claimId)
+        await backdateHolds(a)
+        await sweepNow()
+        expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "released"]])
+        // The window no longer fits the buy: the reissue is refused (LAUNCH_FAILED, retryable: createCurve landed), nothing reissued or held.
+        await setTxLimit(a, spendUsd - 1n)
+        const refused = await confirm()
+        expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, refused.left.details?.reason]).toEqual(["launch_failed", true, "tx_limit_reached"])
+        expect((await holds(a)).map((h) => h.state)).toEqual(["released"])
+        expect(await claimState(op.legs[2]!.claimId)).toBe("expired")
+        await setTxLimit(a, spendUsd)
+        const next = operationOf(await confirm())
+        expect(next.legs.map((l) => [l.kind, l.status, l.nonce])).toEqual([
+          ["createCurve", "mined", op.legs[0]!.nonce],
+          ["feeTransfer", "mined", op.legs[1]!.nonce],
+          ["devBuy", "pending", op.legs[2]!.nonce]
+        ])
+        expect(next.legs[2]!.claimId).not.toBe(op.legs[2]!.claimId)
+        expect((await holds(a)).map((h) => [h.id, h.state, h.usd])).toEqual([[holdIdOf(a, b, 1), "held", spendUsd.toString()]])
+        const expiry = await withSql(Effect.orDie(sql<{ hold: Date; claim: Date }>`
+          SELECT r.expires_at AS hold, (SELECT expires_at FROM sign_claims WHERE id = ${next.legs[2]!.claimId}) AS claim FROM spend_reservations r WHERE r.id = ${holdIdOf(a, b, 1)}`))
+        expect(new Date(expiry[0]!.hold).getTime()).toBeGreaterThanOrEqual(new Date(expiry[0]!.claim).getTime())
+        // A confirm again holds nothing more and reissues nothing more.
+        expect(operationOf(await confirm()).legs[2]!.claimId).toBe(next.legs[2]!.claimId)
+        const done = await confirm(next.legs[2]!)
+        expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed" } })
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
+      it("a buy leg the relay signed and the agent never handed back, past its claim's lifetime: never reissued while those bytes can land; sent by the agent and mined, a bare confirm records it Landed and books once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b)
+        const op = build.operation!
+        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await confirm(leg))).toBe(true)
+        const buySigned = await teeSign(a, tee.id, op.legs[2]!)
+        await backdateClaim(op.legs[2]!.claimId)
+        await backdateHolds(a)
+        await sweepNow()
+        const kept = operationOf(await confirm())
+        expect(kept.legs[2]).toMatchObject({ status: "pending", claimId: op.legs[2]!.claimId, nonce: op.legs[2]!.nonce })
+        expect(await claimState(op.legs[2]!.claimId)).toBe("signed")
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        const pcl = publicClientOf(localnet)
+        const buyHash = await pcl.sendRawTransaction({ serializedTransaction: buySigned as Hex })
+        expect((await pcl.waitForTransactionReceipt({ hash: buyHash, pollingInterval: 20 })).status).toBe("success")
+        const done = await confirm()
+        expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed", signature: buyHash } })
+        expect(await tokenRows(build.mint)).toHaveLength(1)
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
+      it("the buy leg's claim expired unsigned, its hold past its expiry but not swept yet: the hold is extended before the new claim, so a sweep while the claim is recorded leaves it held; a second at-limit buy is refused; booked once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const op = (await buildBuy(a, b)).operation!
+        const confirmWith = async (s: HoodSelfLaunch.HoodSelfLaunchShape, leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(s.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await confirmWith(svc, leg))).toBe(true)
+        await backdateClaim(op.legs[2]!.claimId)
+        await backdateHolds(a)
+        // The sweep (every 10 s) has not run yet: the hold is still held, past its expiry.
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        // A service whose claim record runs the sweep first: the sweep lands between the hold's decision and the new claim.
+        const racing = await teeService(true, { ...wallets, recordBuilt: (input) => Effect.flatMap(Effect.promise(() => sweepNow()), () => wallets.recordBuilt(input)) })
+        const next = operationOf(await confirmWith(racing))
+        expect(next.legs[2]!.claimId).not.toBe(op.legs[2]!.claimId)
+        expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "held"]])
+        // The window still carries the first buy: a second launch's at-limit buy on the same key is refused.
+        const second = await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })))
+        expect(Either.isLeft(second) && second.left.reason).toBe("key_limit_reached")
+        const done = await confirmWith(svc, next.legs[2]!)
+        expect(Either.isRight(done) && done.right).toMatchObject({ devBuy: { outcome: "landed" } })
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
+      it("three confirms at once on the buy leg's expired claim (hold swept): none answers the dead claim as the leg to sign; one reissue, held once, booked once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const op = (await buildBuy(a, b)).operation!
+        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await confirm(leg))).toBe(true)
+        await backdateClaim(op.legs[2]!.claimId)
+        await backdateHolds(a)
+        await sweepNow()
+        const answers = await Promise.all([confirm(), confirm(), confirm()])
+        // Each answer is the reissued operation or a retryable failure; never the old, expired claim as the next leg.
+        for (const r of answers) {
+          if (Either.isLeft(r)) expect(r.left.retryable).toBe(true)
+          else expect((r.right as { operation: HoodOperation }).operation.legs[2]!.claimId).not.toBe(op.legs[2]!.claimId)
+        }
+        const next = operationOf(await confirm())
+        for (const r of answers) if (Either.isRight(r)) expect((r.right as { operation: HoodOperation }).operation.legs[2]!.claimId).toBe(next.legs[2]!.claimId)
+        expect((await holds(a)).map((h) => h.state)).toEqual(["held"])
+        expect(Either.isRight(await confirm(next.legs[2]!))).toBe(true)
+        expect((await holds(a)).map((h) => h.state)).toEqual(["booked"])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
     })
 
     it("two builds of one clientLaunchId racing hold once: one ledger row, one hold", async () => {

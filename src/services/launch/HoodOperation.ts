@@ -20,6 +20,11 @@
  * - A later leg still pending whose relay-signed bytes the agent sent itself and that landed
  *   (seen when the fee leg before it reverted) is `mined` with that hash (`Landed`): it is not
  *   reissued, and only the missing fee leg is (3.4).
+ * - The pending `nextLeg` (never `createCurve`) is decided from its sign claim at every confirm
+ *   (`pendingLegVerdict`): a claim that can no longer be signed and never was is reissued at the
+ *   same nonce (a new claim for the same leg); relay-signed bytes the agent sent itself are
+ *   `Landed` when they mined, recorded sent and reverted when they reverted or their nonce was
+ *   used; bytes that can still land are never replaced.
  * - A refused event returns the SAME object (nothing to write).
  */
 export const HoodLegKinds = ["createCurve", "feeTransfer", "devBuy"] as const
@@ -68,7 +73,8 @@ export type HoodOperationEvent =
   | { readonly _tag: "Landed"; readonly leg: number; readonly txHash: string }
   /**
    * A reverted fee leg rebuilt on a fresh nonce with a new claim; also a later leg still pending,
-   * moved to the nonce after it (so no two legs share a nonce).
+   * moved to the nonce after it (so no two legs share a nonce), and the pending next leg whose
+   * claim expired unsigned, at its own nonce (`pendingLegVerdict`).
    */
   | { readonly _tag: "Reissued"; readonly leg: number; readonly unsignedTransaction: string; readonly nonce: number; readonly claimId: string }
   /** The launch was recorded (every leg mined and verified). */
@@ -116,6 +122,52 @@ export const step = (op: HoodOperation, e: HoodOperationEvent): HoodOperation =>
         : op
   }
 }
+
+/**
+ * What a confirm reads of the pending `nextLeg`'s sign claim: never signed by the relay
+ * (`signable` while it still can be: open and within its lifetime; a claim past its lifetime is
+ * expired before this is said), or signed, with its bytes as the chain shows them
+ * (`HoodSelfChain.legOnChain`: `used` only on evidence that another transaction took the nonce).
+ */
+export type PendingClaimSeen =
+  | { readonly _tag: "Unsigned"; readonly signable: boolean }
+  | { readonly _tag: "Signed"; readonly txHash: string; readonly onChain: "success" | "reverted" | "used" | "open" }
+
+/**
+ * What becomes of the pending `nextLeg`:
+ * - `Wait`: nothing (its claim can still be signed, its signed bytes can still land, or the leg is
+ *   not one this decides: `createCurve`, a leg not pending, a settled operation);
+ * - `Reissue` at `nonce`, the leg's own: its claim was never signed and never can be, so no bytes of
+ *   it exist; a new claim for the same leg (the same nonce, so the order and nonces of the legs are
+ *   kept and at most one transaction at that nonce can ever land);
+ * - `Landed`: the relay-signed bytes mined successfully (the `Landed` event);
+ * - `Failed`: the relay-signed bytes reverted, or their nonce was used (they can never land): the
+ *   leg is recorded sent with that hash and reverted (`eventsOf`), as a sent leg would be: a fee leg
+ *   is then reissued on a fresh nonce, a dev buy is final (rule 4).
+ */
+export type PendingLegVerdict =
+  | { readonly _tag: "Wait" }
+  | { readonly _tag: "Reissue"; readonly leg: number; readonly nonce: number }
+  | { readonly _tag: "Landed"; readonly leg: number; readonly txHash: string }
+  | { readonly _tag: "Failed"; readonly leg: number; readonly txHash: string }
+
+const wait: PendingLegVerdict = { _tag: "Wait" }
+
+/** Pure. The pending `nextLeg`'s verdict from what its claim shows (`PendingClaimSeen`); `Wait` for anything it does not decide. */
+export const pendingLegVerdict = (op: HoodOperation, seen: PendingClaimSeen | undefined): PendingLegVerdict => {
+  if (seen === undefined || op.state === "confirmed" || op.state === "failed" || op.nextLeg === null) return wait
+  const leg = op.legs[op.nextLeg]
+  if (leg === undefined || leg.status !== "pending" || leg.kind === "createCurve") return wait
+  if (seen._tag === "Unsigned") return seen.signable ? wait : { _tag: "Reissue", leg: leg.index, nonce: leg.nonce }
+  if (seen.onChain === "open") return wait
+  return seen.onChain === "success" ? { _tag: "Landed", leg: leg.index, txHash: seen.txHash } : { _tag: "Failed", leg: leg.index, txHash: seen.txHash }
+}
+
+/** The events a `Landed` or `Failed` verdict applies (a `Reissue` needs the new claim: the runner's `Reissued`). */
+export const eventsOf = (v: Extract<PendingLegVerdict, { _tag: "Landed" | "Failed" }>): ReadonlyArray<HoodOperationEvent> =>
+  v._tag === "Landed"
+    ? [{ _tag: "Landed", leg: v.leg, txHash: v.txHash }]
+    : [{ _tag: "Signed", leg: v.leg, txHash: v.txHash }, { _tag: "Reverted", leg: v.leg }]
 
 /** A new operation over `legs` (all pending). */
 export const newOperation = (operationId: string, legs: ReadonlyArray<Omit<HoodOperationLeg, "status" | "txHash" | "index">>): HoodOperation => {

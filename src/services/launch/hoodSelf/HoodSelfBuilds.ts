@@ -21,7 +21,7 @@ import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import { type HoodSelfAttempts, platformFeeOf } from "./HoodSelfAttempt.js"
 import type { HoodSelfContext } from "./HoodSelfContext.js"
 import type { HoodSelfSpend } from "./HoodSelfSpend.js"
-import { FACTORY_URI_MAX_BYTES, TEE_RETRY_AFTER_MS } from "./HoodSelfRules.js"
+import { buildAgainOf, FACTORY_URI_MAX_BYTES, TEE_RETRY_AFTER_MS } from "./HoodSelfRules.js"
 
 const storage = launchStorage
 
@@ -74,7 +74,9 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
       const earlier = sameRequest && (row.state === "submitted" || isRevivable(row)) ? yield* storedOf({ ...input, attempt: row.attempt }) : undefined
       // The payer's nonce and the curve read at ONE block (the head): a curve read behind the nonce read never proves a live attempt dead.
       const onChain = earlier === undefined ? undefined : yield* chain.attemptAtHead(getAddress(earlier.row.payer), g.c.factory, earlier.build.pool)
-      if (earlier !== undefined && onChain?.curveExists === true) {
+      // What that one block lets a build again conclude (`buildAgainOf`): a snapshot at head - 1 never concludes "no curve, build again".
+      const again = earlier === undefined || onChain === undefined ? undefined : buildAgainOf(onChain, earlier.row.resolved.nonce, earlier.build.operation !== undefined)
+      if (earlier !== undefined && again === "on_chain") {
         return yield* launchFailure("idempotency_conflict", "the earlier build of this clientLaunchId created its curve: confirm it; never build again", {
           retryable: false,
           details: { reason: "prior_attempt_on_chain", mint: earlier.build.mint }
@@ -85,13 +87,19 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
         const op = earlier.build.operation
         const signed = op.legs[0]?.status !== "pending" || (yield* wallets.claimStatus(earlier.row.claimId).pipe(Effect.mapError(fromWallet)))?.state !== "open"
         if (!signed) return { _tag: "Built", build: earlier.build } satisfies HoodSelfBuildOutcome
-        if (onChain === undefined || onChain.nonce <= earlier.row.resolved.nonce) {
+        if (again === "in_flight") {
           const now = yield* Clock.currentTimeMillis
           return yield* launchFailure("idempotency_conflict", "an earlier signed build of this clientLaunchId can still land: finish its operation (confirm with operationId)", {
             retryable: true,
             details: { reason: "prior_attempt_in_flight", retryAfter: now + TEE_RETRY_AFTER_MS, operationId: op.operationId }
           })
         }
+      }
+      if (again === "unread") {
+        return yield* launchFailure("launch_failed", "the earlier attempt was read one block behind the head, which cannot show a curve created in the head block; build again", {
+          retryable: true,
+          details: { reason: "chain_read_failed" }
+        })
       }
       // Past here an earlier TEE attempt is dead (at that one block its nonce was used and no curve existed): its dev-buy hold is decided by
       // its fee and dev-buy legs (`settleDead`) before the new attempt holds (endpoint rule 7).

@@ -26,7 +26,7 @@ import { USDG_ADDRESS } from "../../../domain/QuotePairs.js"
 import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
 import type { HoodSelfLaunchConfig } from "../HoodSelfLaunch.js"
-import { createInput, type LegOnChain, legOnChainOf, nonceBlockOf, type SeenTransaction } from "./HoodSelfRules.js"
+import { type AttemptSnapshot, blockMissing, createInput, type LegOnChain, legOnChainOf, nonceBlockOf, type SeenTransaction } from "./HoodSelfRules.js"
 
 const chainRead = (what: string) => (e: unknown) =>
   launchFailure("launch_failed", `${what} failed: ${e instanceof BaseError ? e.shortMessage : String(e)}`, { retryable: true, details: { reason: "chain_read_failed" } })
@@ -95,21 +95,40 @@ export const makeHoodSelfChain = (config: HoodSelfLaunchConfig) => {
   /** The payer's mined transaction count at `blockNumber`. */
   const nonceAt = (payer: Address, blockNumber: bigint) => rpc("nonce", (c) => c.getTransactionCount({ address: payer, blockNumber }))
 
+  /** The payer's nonce and whether `curve` exists, both at `block`; a failure keeps the node's own error (`blockMissing` reads it). */
+  const attemptAt = (payer: Address, factory: Address, curve: string, block: bigint, atHead: boolean) =>
+    Effect.tryPromise({
+      try: async () => {
+        const nonce = await pc!.getTransactionCount({ address: payer, blockNumber: block })
+        const curveExists = await pc!.readContract({ address: factory, abi: curveFactoryAbi, functionName: "isCurve", args: [getAddress(curve)], blockNumber: block })
+        return { block, atHead, nonce, curveExists } satisfies AttemptSnapshot
+      },
+      catch: (e) => e
+    })
+
   /**
    * An earlier attempt as ONE block shows it (`headBlock`): the payer's mined nonce, then whether
    * its curve exists, both read at that block. Read at "latest" one after the other, a curve
    * created between the two reads (or a curve read served by a node behind the nonce read) showed
    * "nonce passed" with "no curve": a live attempt taken for dead. The build's repeat check and a
    * linked record's "not mined" check decide on this snapshot.
+   *
+   * Behind a load-balanced endpoint the backend answering a read may trail the one that answered
+   * the head by a block and not have it yet (`blockMissing`): both reads are then made once more at
+   * `head - 1` (one snapshot still, one block older: a curve and the nonce its `createCurve` used
+   * appear in the same block, so an older block never shows "nonce used, no curve" for a live
+   * attempt). Such a snapshot says `atHead: false`: it may conclude only "curve exists", "TEE in
+   * flight" or a linked record's "not mined yet", never "no curve, build again" nor "dead"
+   * (`buildAgainOf`, `unminedRecordOf`: a createCurve mined in the head block is not in it).
+   * Once only: a node further behind, or any other failure, fails retryable (`chain_read_failed`).
    */
   const attemptAtHead = (payer: Address, factory: Address, curve: string) =>
     Effect.gen(function* () {
-      const block = yield* headBlock
-      const nonce = yield* nonceAt(payer, block)
-      const curveExists = yield* rpc("factory read", (c) =>
-        c.readContract({ address: factory, abi: curveFactoryAbi, functionName: "isCurve", args: [getAddress(curve)], blockNumber: block })
+      const head = yield* headBlock
+      return yield* attemptAt(payer, factory, curve, head, true).pipe(
+        Effect.catchAll((e) => (blockMissing(e) && head > 0n ? attemptAt(payer, factory, curve, head - 1n, false) : Effect.fail(e))),
+        Effect.mapError(chainRead("attempt read"))
       )
-      return { block, nonce, curveExists }
     })
 
   /** A read whose "not found" answer is `undefined`; any other failure is the retryable `chain_read_failed`. */

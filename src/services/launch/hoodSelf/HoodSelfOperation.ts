@@ -3,12 +3,13 @@
  * pure machine (`HoodOperation.step`): each confirm reads the chain for the sent legs, takes the
  * signed next leg (recorded, hash and bytes, before it is broadcast), reissues a reverted fee leg
  * on a fresh nonce (a later leg whose relay-signed bytes already landed is recorded mined, not
- * reissued), and records the launch (`record`) once every leg is mined. The stored
- * operation is compare-and-swapped: a confirm that lost the race writes nothing.
+ * reissued), decides the pending next leg from its sign claim (`pendingLegVerdict`: reissued at
+ * the same nonce once its claim can no longer be signed and never was; its relay-signed bytes, sent
+ * by the agent, recorded as the chain shows them), and records the launch (`record`) once every leg
+ * is mined. The stored operation is compare-and-swapped: a confirm that lost the race writes nothing.
  */
 import { Effect } from "effect"
 import { type Address, getAddress, type Hex, keccak256, parseTransaction, recoverTransactionAddress, serializeTransaction } from "viem"
-import type { HoodCall } from "../../../chain/hood/launch/HeadlessCalls.js"
 import { type HoodOperation, type HoodOperationLeg, step as stepOperation } from "../HoodOperation.js"
 import type { HoodSelfConfirmInput } from "../HoodSelfLaunch.js"
 import { launchStorage } from "../internal/LaunchGates.js"
@@ -18,7 +19,8 @@ import type { StoredResult } from "../LaunchLedgerMachine.js"
 import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import type { HoodSelfContext, Stored } from "./HoodSelfContext.js"
-import { DEV_BUY_GAS_LIMIT, OPERATION_WAIT_MS } from "./HoodSelfRules.js"
+import { makeHoodSelfLegs } from "./HoodSelfLegs.js"
+import { OPERATION_WAIT_MS } from "./HoodSelfRules.js"
 import type { HoodSelfSpend } from "./HoodSelfSpend.js"
 
 const storage = launchStorage
@@ -32,7 +34,8 @@ export type RecordLaunch = (
 
 export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch, spend: HoodSelfSpend) => {
   const { chain, withSql } = ctx
-  const { ledger, wallets } = ctx.deps
+  const { ledger } = ctx.deps
+  const { reissue, decidePending } = makeHoodSelfLegs(ctx, spend)
 
   /** Compare-and-swap of the stored operation: a confirm that lost the race to another answers retryable and wrote nothing. */
   const saveOperation = (ref: AttemptRef, from: HoodOperation, to: HoodOperation) =>
@@ -44,21 +47,6 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
           : Effect.fail(launchFailure("launch_failed", "another confirm is advancing this operation; confirm again with the same operationId", { retryable: true, details: { reason: "build_in_progress" } }))
       )
     )
-
-  /** A leg rebuilt for the payer on `nonce` with a new claim (a reissued fee leg, or a later leg moved after it). */
-  const reissue = (caller: SelfCaller, stored: Stored, op: HoodOperation, leg: HoodOperationLeg, nonce: number) =>
-    Effect.gen(function* () {
-      const c = yield* chain.configured
-      const from = getAddress(stored.row.payer)
-      const call: HoodCall = { to: getAddress(leg.to), data: leg.data as Hex, value: BigInt(leg.value) }
-      const tx = yield* chain.unsigned(c.chain, from, call, nonce, leg.kind, leg.kind === "devBuy" ? DEV_BUY_GAS_LIMIT : undefined)
-      const claim = yield* wallets
-        .recordBuilt({ accountId: caller.accountId, walletId: stored.row.walletId, keyId: caller.keyId, chain: "evm", transaction: Buffer.from(tx.slice(2), "hex"), purpose: "launch", txExpiresAtMs: null })
-        .pipe(Effect.mapError(() => launchFailure("launch_failed", "reissuing the leg failed; confirm again", { retryable: true })))
-      // The superseded claim was expired (or its signed bytes can never land) before this (`spend.supersede`); the hold outlives the new claim.
-      yield* spend.keepUntil(stored, claim.expiresAtMs)
-      return stepOperation(op, { _tag: "Reissued", leg: leg.index, unsignedTransaction: tx, nonce, claimId: claim.claimId })
-    })
 
   /**
    * A reverted fee leg (3.4, "pay only the missing fee"): every later leg still pending is first
@@ -92,9 +80,10 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
    * read again): its receipt → `Mined` or `Reverted`; its nonce used by another transaction, on
    * that evidence → `Reverted` (it can never be mined); else no verdict: its stored bytes are
    * broadcast again (a crash or a refused send after the hash was recorded; a node refuses bytes
-   * already mined). A reverted fee leg is then reissued (`reissueFee`); a reverted buy is final (rule 4).
+   * already mined). The pending next leg is then decided from its claim (`decidePending`). A
+   * reverted fee leg is then reissued (`reissueFee`); a reverted buy is final (rule 4).
    */
-  const observe = (caller: SelfCaller, stored: Stored, op: HoodOperation) =>
+  const observe = (caller: SelfCaller, stored: Stored, op: HoodOperation, handedBack?: string) =>
     Effect.gen(function* () {
       const from = getAddress(stored.row.payer)
       let next = op
@@ -106,6 +95,7 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
           yield* chain.rpc("broadcast", (c) => c.sendRawTransaction({ serializedTransaction: leg.signedTransaction as Hex })).pipe(Effect.ignore)
         }
       }
+      next = yield* decidePending(caller, stored, next, handedBack)
       const fee = next.legs.find((l) => l.status === "reverted" && l.kind === "feeTransfer")
       return fee === undefined ? next : yield* reissueFee(caller, stored, next, fee)
     })
@@ -134,7 +124,8 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
       const payer = getAddress(stored.row.payer)
       let saved = op0
       const save = (to: HoodOperation) => (to === saved ? Effect.void : Effect.tap(saveOperation(ref, saved, to), () => Effect.sync(() => void (saved = to))))
-      let op = yield* observe(caller, stored, op0)
+      const handedBack = input.signedTransaction !== undefined && /^0x(?:[0-9a-fA-F]{2})+$/.test(input.signedTransaction) ? keccak256(input.signedTransaction as Hex) : undefined
+      let op = yield* observe(caller, stored, op0, handedBack)
       yield* save(op)
       if (input.signedTransaction !== undefined) {
         const { leg, hash } = yield* signedLeg(op, payer, input.signedTransaction)

@@ -1,10 +1,12 @@
 import { Either } from "effect"
-import { type Address, getAddress, type Hex, zeroAddress } from "viem"
+import { type Address, getAddress, type Hex, InvalidInputRpcError, RpcRequestError, zeroAddress } from "viem"
 import { describe, expect, it } from "vitest"
 import { DefaultDevBuyCeilings } from "../../../domain/Economics.js"
 import { spendError } from "../../spend/SpendError.js"
 import { decodeSelfLaunchRequest } from "../request/DecodeLaunchRequest.js"
 import {
+  blockMissing,
+  buildAgainOf,
   createInput,
   deadHoldOf,
   deadSettlementOf,
@@ -17,7 +19,8 @@ import {
   NEVER_LANDS_DEPTH_BLOCKS,
   nonceBlockOf,
   type SeenTransaction,
-  settledHoldOf
+  settledHoldOf,
+  unminedRecordOf
 } from "./HoodSelfRules.js"
 
 const settings = { expCustomCurves: true, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: "http://127.0.0.1:8080/api/v1/uploads/images/" }
@@ -139,5 +142,39 @@ describe("a TEE operation's dev-buy hold", () => {
     expect([capped.reason, capped.retryable, capped.details]).toEqual(["launch_failed", true, { reason: "spend_limit_exceeded", spendLimit }])
     const unavailable = holdAgainRefused(spendError("limit_unavailable", "no price", { retryable: true, details: { reason: "limit_unavailable", retryAfter: 30 } }))
     expect([unavailable.reason, unavailable.retryable, unavailable.details]).toEqual(["launch_failed", true, { reason: "limit_unavailable", retryAfter: 30 }])
+  })
+})
+
+describe("a read pinned to a block the answering node does not have (blockMissing)", () => {
+  const rpcError = (message: string) => new InvalidInputRpcError(new RpcRequestError({ body: {}, url: "http://node", error: { code: -32000, message } }))
+  it("the nodes' not-found answers for a block are missing; any other failure is not (it fails the read, never retried at an older block)", () => {
+    for (const message of ["header not found", "block not found", "Unknown block", "Received invalid block tag 12. Latest block number is 11", "invalid block number"]) {
+      expect([message, blockMissing(rpcError(message))]).toEqual([message, true])
+    }
+    for (const message of ["execution reverted", "missing trie node", "rate limited", "nonce too low"]) {
+      expect([message, blockMissing(rpcError(message))]).toEqual([message, false])
+    }
+    expect(blockMissing(new Error("fetch failed"))).toBe(false)
+    expect(blockMissing(undefined)).toBe(false)
+  })
+})
+
+describe("what one snapshot of an earlier attempt concludes (buildAgainOf, unminedRecordOf): at head - 1 never 'no curve, build again' nor 'dead'", () => {
+  const at = (atHead: boolean, nonce: number, curveExists: boolean) => ({ block: 10n, atHead, nonce, curveExists })
+  it("a build again: the curve → on_chain and a TEE nonce not used → in_flight at either block; a rebuild only at the head, else unread", () => {
+    for (const atHead of [true, false]) {
+      for (const tee of [true, false]) expect(buildAgainOf(at(atHead, 9, true), 5, tee)).toBe("on_chain")
+      expect(buildAgainOf(at(atHead, 5, false), 5, true)).toBe("in_flight")
+    }
+    // A linked attempt rebuilds on "no curve" (its old bytes get a new curve address), a TEE one once its nonce was used.
+    expect([buildAgainOf(at(true, 5, false), 5, false), buildAgainOf(at(true, 6, false), 5, true)]).toEqual(["rebuild", "rebuild"])
+    expect([buildAgainOf(at(false, 5, false), 5, false), buildAgainOf(at(false, 6, false), 5, false), buildAgainOf(at(false, 6, false), 5, true)]).toEqual(["unread", "unread", "unread"])
+  })
+  it("a linked record not mined: not_mined while its nonce is unused or a curve exists (either block); dead (not_found) only at the head, else unread", () => {
+    for (const atHead of [true, false]) {
+      expect(unminedRecordOf(at(atHead, 5, false), 5)).toBe("not_mined")
+      expect(unminedRecordOf(at(atHead, 9, true), 5)).toBe("not_mined")
+    }
+    expect([unminedRecordOf(at(true, 6, false), 5), unminedRecordOf(at(false, 6, false), 5)]).toEqual(["not_found", "unread"])
   })
 })

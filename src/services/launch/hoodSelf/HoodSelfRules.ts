@@ -4,7 +4,7 @@
  * fee leg and a reported dev buy must show to count. No I/O: `HoodSelfConfirm` reads the chain and
  * asks these.
  */
-import { type Address, getAddress, type Hex } from "viem"
+import { type Address, BaseError, getAddress, type Hex } from "viem"
 import { devBuyPlan, quoteTokenOf } from "../../../chain/hood/launch/HeadlessCalls.js"
 import { initialState, tokenReserveRaw } from "../../../domain/CurveMath.js"
 import { findEconomics } from "../../../domain/Economics.js"
@@ -165,3 +165,45 @@ export const holdAgainRefused = (e: SpendError): LaunchError =>
     retryable: true,
     details: { ...(e.details ?? {}), reason: e.reason }
   })
+
+/**
+ * A node's answer that it does not have the block a read was pinned to (geth's "header not found",
+ * "block not found" / "unknown block" elsewhere, EDR's "invalid block tag" for a block past its head).
+ */
+export const blockMissing = (e: unknown): boolean => {
+  const text = e instanceof BaseError ? `${e.message} ${e.details}` : String(e)
+  return /header not found|block not found|unknown block|invalid block (?:tag|number)/i.test(text)
+}
+
+/** An earlier attempt as ONE block shows it (`HoodSelfChain.attemptAtHead`): the head, or `head - 1` when the node lacked the head (`atHead` false). */
+export interface AttemptSnapshot {
+  readonly block: bigint
+  readonly atHead: boolean
+  readonly nonce: number
+  readonly curveExists: boolean
+}
+
+/**
+ * What a build again concludes from one snapshot of the earlier attempt (`attemptNonce`: its
+ * createCurve's nonce; `tee`: a TEE operation whose createCurve was signed):
+ * - its curve exists → `on_chain` (at either block: a curve is never removed);
+ * - a TEE attempt whose nonce is not used yet → `in_flight` (at either block: a nonce only grows);
+ * - otherwise a rebuild, but only on the head's snapshot: `head - 1` misses a createCurve mined in
+ *   the head block itself (spec 3.4: never build again once it is mined), so there → `unread`
+ *   (`chain_read_failed`, retryable).
+ */
+export const buildAgainOf = (seen: AttemptSnapshot, attemptNonce: number, tee: boolean): "on_chain" | "in_flight" | "rebuild" | "unread" => {
+  if (seen.curveExists) return "on_chain"
+  if (tee && seen.nonce <= attemptNonce) return "in_flight"
+  return seen.atHead ? "rebuild" : "unread"
+}
+
+/**
+ * A linked record whose createCurve has no receipt: dead (`not_found`) when the payer's nonce
+ * passed the attempt's with no curve, on the head's snapshot only; "not mined yet" (`not_mined`)
+ * at either block; a `head - 1` snapshot that would say dead → `unread` (retryable).
+ */
+export const unminedRecordOf = (seen: AttemptSnapshot, attemptNonce: number): "not_found" | "not_mined" | "unread" => {
+  if (seen.curveExists || seen.nonce <= attemptNonce) return "not_mined"
+  return seen.atHead ? "not_found" : "unread"
+}

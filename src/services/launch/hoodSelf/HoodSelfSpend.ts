@@ -28,6 +28,7 @@ import { findKeyById } from "../../keys/KeyRepository.js"
 import { type SpendError, spendError } from "../../spend/SpendError.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
 import { bookIn, holdUntilIn, releaseIn, reservationState, reservationValue, reserveIn } from "../../spend/SpendStore.js"
+import { CLAIM_LIFETIME_MS } from "../../wallets/WalletLimits.js"
 import type { WalletView } from "../../wallets/WalletService.js"
 import type { HoodOperation, HoodOperationLeg } from "../HoodOperation.js"
 import { devBuyAttempt, devBuyBooking, devBuyFeeRaw, devBuyReservationId } from "../internal/LaunchSpend.js"
@@ -106,6 +107,25 @@ const reserveAgain = (stored: Stored, attempt: SpendAttempt) =>
     )
   )
 
+/**
+ * A reissued leg's new claim kept covered: the hold extended to the claim's lifetime's end, only
+ * while it is still `held` (one conditional UPDATE). A hold that exists and is no longer held (the
+ * sweep released it) fails retryable: the caller saves nothing, so no claim is handed out without
+ * its hold. An attempt with no hold (no dev buy) has nothing to keep.
+ */
+const keepUntilOf =
+  (withSql: HoodSelfContext["withSql"]) =>
+  (stored: Stored, untilMs: number): Effect.Effect<void, LaunchError> =>
+    Effect.gen(function* () {
+      const id = hoodSelfHoldOf(refOf(stored))
+      if (yield* withSql(holdUntilIn(id, untilMs)).pipe(launchStorage("keeping the dev-buy hold"))) return
+      if ((yield* withSql(reservationState(id)).pipe(launchStorage("reading the dev-buy hold"))) === undefined) return
+      return yield* launchFailure("launch_failed", "the dev-buy hold was released before the reissued leg's claim was kept; confirm again", {
+        retryable: true,
+        details: { reason: "hold_released" }
+      })
+    })
+
 export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
   const { deps, withSql, chain } = ctx
 
@@ -127,8 +147,7 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
   /** The hold lives at least until a leg's sign claim can no longer be signed (its lifetime's end): an unsigned leg's hold is swept only then. */
   const keepUntilIn = (ref: AttemptRef, untilMs: number): Effect.Effect<void, SqlError, SqlClient.SqlClient> => Effect.asVoid(holdUntilIn(hoodSelfHoldOf(ref), untilMs))
 
-  const keepUntil = (stored: Stored, untilMs: number): Effect.Effect<void, LaunchError> =>
-    withSql(keepUntilIn(refOf(stored), untilMs)).pipe(launchStorage("keeping the dev-buy hold"))
+  const keepUntil = keepUntilOf(withSql)
 
   /**
    * Before a reissue issues new dev-buy bytes: a hold the sweep released (every claim's lifetime had
@@ -136,12 +155,17 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
    * the key its bookings meter; locked), "reserved before signing"; a refusal fails the reissue and
    * nothing is recorded. `createCurve` landed by then, so a refusal is the self-signed confirm's
    * `LAUNCH_FAILED`, retryable (launch spec 7), the gate's reason and details (`resetsAt`,
-   * `spendLimit`, `retryAfter`) in its details (`holdAgainRefused`). A hold still held (or booked) is left.
+   * `spendLimit`, `retryAfter`) in its details (`holdAgainRefused`). A hold still held is extended
+   * to a new claim's whole lifetime in the same statement that checks it is held (`holdUntilIn`,
+   * `UPDATE … WHERE state = 'held'`), so a sweep after this check cannot release it before the new
+   * claim is recorded and kept (`keepUntil`); a booked hold is left.
    */
   const holdAgain = (caller: SelfCaller, stored: Stored): Effect.Effect<void, LaunchError> =>
     Effect.gen(function* () {
       if (stored.row.walletKind !== "tee") return
       const id = hoodSelfHoldOf(refOf(stored))
+      const now = yield* Clock.currentTimeMillis
+      if (yield* withSql(holdUntilIn(id, now + CLAIM_LIFETIME_MS)).pipe(launchStorage("extending the dev-buy hold"))) return
       if ((yield* withSql(reservationState(id)).pipe(launchStorage("reading the dev-buy hold"))) !== "released") return
       const attempt = yield* devBuyAttempt(deps.prices, "tee", stored.row.request, stored.build.fee?.bps ?? caller.plan.feeBps)
       if (attempt === undefined) return
