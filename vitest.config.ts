@@ -14,7 +14,8 @@ export default defineConfig({
     ],
     globalSetup: ["test/support/globalSetup.ts"],
     // The contract check: e2e, conformance and property answers are validated against the OpenAPI documents.
-    setupFiles: ["test/support/contractSetup.ts"],
+    // loopWatch names a test file whose event loop stalled (vitest's worker RPC times out at 60 s).
+    setupFiles: ["test/support/contractSetup.ts", "test/support/loopWatch.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",

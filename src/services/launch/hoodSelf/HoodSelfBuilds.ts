@@ -21,7 +21,7 @@ import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import { type HoodSelfAttempts, platformFeeOf } from "./HoodSelfAttempt.js"
 import type { HoodSelfContext } from "./HoodSelfContext.js"
 import type { HoodSelfSpend } from "./HoodSelfSpend.js"
-import { buildAgainOf, FACTORY_URI_MAX_BYTES, TEE_RETRY_AFTER_MS } from "./HoodSelfRules.js"
+import { buildAgainOf, FACTORY_URI_MAX_BYTES, readBehindHead, TEE_RETRY_AFTER_MS } from "./HoodSelfRules.js"
 
 const storage = launchStorage
 
@@ -95,12 +95,7 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
           })
         }
       }
-      if (again === "unread") {
-        return yield* launchFailure("launch_failed", "the earlier attempt was read one block behind the head, which cannot show a curve created in the head block; build again", {
-          retryable: true,
-          details: { reason: "chain_read_failed" }
-        })
-      }
+      if (again === "unread") return yield* readBehindHead("the earlier attempt", "build")
       // Past here an earlier TEE attempt is dead (at that one block its nonce was used and no curve existed): its dev-buy hold is decided by
       // its fee and dev-buy legs (`settleDead`) before the new attempt holds (endpoint rule 7).
       const failed = earlier === undefined && sameRequest && row.state === "failed" ? yield* storedOf({ ...input, attempt: row.attempt }) : undefined

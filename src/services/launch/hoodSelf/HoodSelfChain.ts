@@ -31,12 +31,18 @@ import { type AttemptSnapshot, blockMissing, createInput, type LegOnChain, legOn
 const chainRead = (what: string) => (e: unknown) =>
   launchFailure("launch_failed", `${what} failed: ${e instanceof BaseError ? e.shortMessage : String(e)}`, { retryable: true, details: { reason: "chain_read_failed" } })
 
+/** The payer's mined transaction count at `blockNumber`. */
+const nonceRead = (payer: Address, blockNumber: bigint) => (c: PublicClient) => c.getTransactionCount({ address: payer, blockNumber })
+
 export type HoodSelfChain = ReturnType<typeof makeHoodSelfChain>
 
 export const makeHoodSelfChain = (config: HoodSelfLaunchConfig) => {
   const pc: PublicClient | undefined = config.chain !== undefined && config.rpcUrl !== undefined ? hoodPublicClient(config.chain, config.rpcUrl) : undefined
 
-  const rpc = <A>(what: string, f: (c: PublicClient) => Promise<A>) => Effect.tryPromise({ try: () => f(pc!), catch: chainRead(what) })
+  /** A read that keeps the node's own error (`blockMissing` and the "not found" checks read it). */
+  const raw = <A>(f: (c: PublicClient) => Promise<A>) => Effect.tryPromise({ try: () => f(pc!), catch: (e): unknown => e })
+  /** A read whose failure is the retryable `chain_read_failed`. */
+  const rpc = <A>(what: string, f: (c: PublicClient) => Promise<A>) => Effect.mapError(raw(f), chainRead(what))
 
   const configured = Effect.suspend(() =>
     pc === undefined || config.factory === undefined || config.bondingCurveBytecode === undefined || config.chain === undefined
@@ -93,17 +99,14 @@ export const makeHoodSelfChain = (config: HoodSelfLaunchConfig) => {
   const headBlock = rpc("block number", (c) => c.getBlockNumber({ cacheTime: 0 }))
 
   /** The payer's mined transaction count at `blockNumber`. */
-  const nonceAt = (payer: Address, blockNumber: bigint) => rpc("nonce", (c) => c.getTransactionCount({ address: payer, blockNumber }))
+  const nonceAt = (payer: Address, blockNumber: bigint) => rpc("nonce", nonceRead(payer, blockNumber))
 
   /** The payer's nonce and whether `curve` exists, both at `block`; a failure keeps the node's own error (`blockMissing` reads it). */
   const attemptAt = (payer: Address, factory: Address, curve: string, block: bigint, atHead: boolean) =>
-    Effect.tryPromise({
-      try: async () => {
-        const nonce = await pc!.getTransactionCount({ address: payer, blockNumber: block })
-        const curveExists = await pc!.readContract({ address: factory, abi: curveFactoryAbi, functionName: "isCurve", args: [getAddress(curve)], blockNumber: block })
-        return { block, atHead, nonce, curveExists } satisfies AttemptSnapshot
-      },
-      catch: (e) => e
+    Effect.gen(function* () {
+      const nonce = yield* raw(nonceRead(payer, block))
+      const curveExists = yield* raw((c) => c.readContract({ address: factory, abi: curveFactoryAbi, functionName: "isCurve", args: [getAddress(curve)], blockNumber: block }))
+      return { block, atHead, nonce, curveExists } satisfies AttemptSnapshot
     })
 
   /**
@@ -133,7 +136,7 @@ export const makeHoodSelfChain = (config: HoodSelfLaunchConfig) => {
 
   /** A read whose "not found" answer is `undefined`; any other failure is the retryable `chain_read_failed`. */
   const found = <A>(what: string, f: (c: PublicClient) => Promise<A>, notFound: (e: unknown) => boolean) =>
-    Effect.tryPromise({ try: () => f(pc!), catch: (e) => e }).pipe(
+    raw(f).pipe(
       Effect.map((a): A | undefined => a),
       Effect.catchAll((e) => (notFound(e) ? Effect.succeed(undefined) : Effect.fail(chainRead(what)(e))))
     )

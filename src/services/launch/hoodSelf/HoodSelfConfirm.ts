@@ -20,7 +20,7 @@ import type { HoodSelfAttempts } from "./HoodSelfAttempt.js"
 import type { HoodSelfContext, Stored, StoredFee } from "./HoodSelfContext.js"
 import { makeHoodSelfOperation } from "./HoodSelfOperation.js"
 import type { HoodSelfSpend } from "./HoodSelfSpend.js"
-import { devBuyMatches, devBuyOutcome, feeLegVerifies, unminedRecordOf } from "./HoodSelfRules.js"
+import { devBuyMatches, devBuyOutcome, feeLegVerifies, readBehindHead, unminedRecordOf } from "./HoodSelfRules.js"
 
 const storage = launchStorage
 
@@ -66,12 +66,7 @@ export const makeHoodSelfConfirm = (ctx: HoodSelfContext, attempts: HoodSelfAtte
         // Not mined. Dead only when, at the head's one block, the payer's nonce moved past the build's and no curve exists (`unminedRecordOf`).
         const unmined = unminedRecordOf(yield* chain.attemptAtHead(payer, c.factory, stored.build.pool), stored.row.resolved.nonce)
         if (unmined === "not_found") return yield* notFound()
-        if (unmined === "unread") {
-          return yield* launchFailure("launch_failed", "the createCurve was read one block behind the head, which cannot show it mined in the head block; confirm again", {
-            retryable: true,
-            details: { reason: "chain_read_failed" }
-          })
-        }
+        if (unmined === "unread") return yield* readBehindHead("the createCurve", "confirm")
         return yield* launchFailure("validation_failed", "the createCurve transaction is not mined yet; confirm again once it is", { field: "signature", retryable: true })
       }
       const tx = yield* transactionOf(hashes.signature)

@@ -18,6 +18,7 @@ import {
   legOnChainOf,
   NEVER_LANDS_DEPTH_BLOCKS,
   nonceBlockOf,
+  readBehindHead,
   type SeenTransaction,
   settledHoldOf,
   unminedRecordOf
@@ -176,5 +177,12 @@ describe("what one snapshot of an earlier attempt concludes (buildAgainOf, unmin
       expect(unminedRecordOf(at(atHead, 9, true), 5)).toBe("not_mined")
     }
     expect([unminedRecordOf(at(true, 6, false), 5), unminedRecordOf(at(false, 6, false), 5)]).toEqual(["not_found", "unread"])
+  })
+  it("an unread snapshot refuses LAUNCH_FAILED, retryable, chain_read_failed, naming what was read and what to do again", () => {
+    for (const again of ["build", "confirm"] as const) {
+      const e = readBehindHead("the createCurve", again)
+      expect([e.reason, e.retryable, e.details, e.field]).toEqual(["launch_failed", true, { reason: "chain_read_failed" }, undefined])
+      expect(e.message).toMatch(new RegExp(`^the createCurve was read one block behind the head, .*; ${again} again$`))
+    }
   })
 })

@@ -184,6 +184,17 @@ export interface AttemptSnapshot {
 }
 
 /**
+ * The refusal when one snapshot read at `head - 1` cannot decide (`unread` of `buildAgainOf` and
+ * `unminedRecordOf`): a createCurve mined in the head block is not in it. `LAUNCH_FAILED`,
+ * retryable, `chain_read_failed`; `subject` is what was read, `again` what the caller does next.
+ */
+export const readBehindHead = (subject: string, again: "build" | "confirm"): LaunchError =>
+  launchFailure("launch_failed", `${subject} was read one block behind the head, which cannot show a createCurve mined in the head block; ${again} again`, {
+    retryable: true,
+    details: { reason: "chain_read_failed" }
+  })
+
+/**
  * What a build again concludes from one snapshot of the earlier attempt (`attemptNonce`: its
  * createCurve's nonce; `tee`: a TEE operation whose createCurve was signed):
  * - its curve exists → `on_chain` (at either block: a curve is never removed);
