@@ -10,9 +10,10 @@
  * Without chromium this file skips, unless `CURVESTREAM_REQUIRE_SERVERS=1` (CI), where it fails.
  */
 import { generateKeyPairSigner, type KeyPairSigner } from "@solana/kit"
-import { execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import { mkdirSync, readFileSync } from "node:fs"
 import * as path from "node:path"
+import { promisify } from "node:util"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { getBuyInstruction, getCreateCurveInstruction } from "../../src/chain/solana/client/CurveInstructions.js"
@@ -55,8 +56,12 @@ const shot = (page: Page, name: string) => page.screenshot({ path: path.join(out
 describe.skipIf(missing !== undefined)("the web page in a real browser", () => {
   beforeAll(async () => {
     mkdirSync(outputDir, { recursive: true })
-    // What `npm start` runs first (`prestart`): builds web/dist when its sources changed.
-    execFileSync(process.execPath, ["scripts/build-web.mjs"], { cwd: projectRoot, stdio: "inherit" })
+    // What `npm start` runs first (`prestart`): builds web/dist when its sources changed. Run without
+    // blocking: a synchronous child (a fresh clone builds for seconds, longer on a loaded machine)
+    // stalls this worker's event loop, and a stall past vitest's fixed 60 s worker RPC timeout
+    // fails the whole run ("Timeout calling onTaskUpdate") with every test green.
+    const built = await promisify(execFile)(process.execPath, ["scripts/build-web.mjs"], { cwd: projectRoot, maxBuffer: 1 << 20 })
+    process.stdout.write(built.stdout)
     // A slow start on a loaded machine is not this test's subject: a generous bound.
     engine = await startEngine({ args: ["--quiet"], env: { LOCALNET_SLOT_MS: "100" }, readyTimeoutMs: 480_000 })
     const localnet = JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8"))

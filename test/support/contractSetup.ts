@@ -6,11 +6,11 @@
  */
 import { beforeAll } from "vitest"
 import { checkingFetch } from "./contract.js"
+import { suiteFile } from "./suiteFile.js"
 
 /** Suites whose answers are checked. */
 export const CHECKED_SUITES = /[\\/]test[\\/](?:e2e|conformance|property)[\\/]/
 
 beforeAll((suite) => {
-  const file = "filepath" in suite && typeof suite.filepath === "string" ? suite.filepath : suite.file.filepath
-  if (CHECKED_SUITES.test(file)) globalThis.fetch = checkingFetch as typeof fetch
+  if (CHECKED_SUITES.test(suiteFile(suite))) globalThis.fetch = checkingFetch as typeof fetch
 })

@@ -9,6 +9,7 @@
  */
 import { appendFileSync } from "node:fs"
 import { afterAll, beforeAll } from "vitest"
+import { suiteFile } from "./suiteFile.js"
 
 const TICK_MS = 250
 const warnMs = Number(process.env.CURVESTREAM_LOOP_WARN_MS ?? 10_000)
@@ -35,7 +36,7 @@ beforeAll(() => {
 
 afterAll((suite) => {
   if (timer !== undefined) clearInterval(timer)
-  const file = "filepath" in suite && typeof suite.filepath === "string" ? suite.filepath : suite.file.filepath
+  const file = suiteFile(suite)
   const stallMs = Math.round(longest)
   if (stallMs > warnMs) process.stderr.write(`loop-watch: ${file}: the event loop stalled ${stallMs} ms (ending ${longestAt})\n`)
   if (report !== undefined && report !== "") appendFileSync(report, `${JSON.stringify({ file, stallMs, at: longestAt })}\n`)

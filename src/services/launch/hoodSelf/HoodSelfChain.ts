@@ -98,7 +98,7 @@ export const makeHoodSelfChain = (config: HoodSelfLaunchConfig) => {
   /** The head block this node answers, uncached: the one block a check's reads are pinned to (a node without it errors, retryable; never a stale answer). */
   const headBlock = rpc("block number", (c) => c.getBlockNumber({ cacheTime: 0 }))
 
-  /** The payer's mined transaction count at `blockNumber`. */
+  /** `nonceRead` whose failure is the retryable `chain_read_failed`. */
   const nonceAt = (payer: Address, blockNumber: bigint) => rpc("nonce", nonceRead(payer, blockNumber))
 
   /** The payer's nonce and whether `curve` exists, both at `block`; a failure keeps the node's own error (`blockMissing` reads it). */
