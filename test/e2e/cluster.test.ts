@@ -275,7 +275,8 @@ describe.skipIf(skip)(`the engine by role${skip ? ` (${noPostgres ? "no PostgreS
 
 describe("a cluster role without what it needs", () => {
   it("refuses to start, naming the variables", async () => {
-    const error = await startRole("actors", { KAFKA_BROKERS: "", DATABASE_URL: "" }, 30_000).then(
+    // The refusal comes after the engine's modules load, which on a loaded machine alone took over 30 s.
+    const error = await startRole("actors", { KAFKA_BROKERS: "", DATABASE_URL: "" }, 55_000).then(
       (r) => {
         void r.stop("SIGKILL")
         return undefined
