@@ -29,6 +29,7 @@
  */
 import { Effect, Exit, Layer, Scope } from "effect"
 import * as fs from "node:fs"
+import * as inspector from "node:inspector/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as MarketActors from "../actors/MarketActors.js"
@@ -56,6 +57,28 @@ const SLOW_LATENCY_SAMPLES = quick ? 50 : 200
 const BACKLOG_CHUNK = 16_000
 const LATENCY_RATE_PER_S = 200
 const PARTITIONS = 16
+/**
+ * `--backlog-only`: the backlog phases alone (embedded, then Kafka with the defaults), no latency
+ * runs and docs/benchmarks.md left alone: about 30 s, for side-by-side runs of two checkouts.
+ */
+const backlogOnly = process.argv.includes("--backlog-only")
+/** `BENCH_PROFILE=<file.cpuprofile>`: a CPU profile of the Kafka defaults' backlog phase (the actors' start until caught up). */
+const PROFILE = process.env.BENCH_PROFILE
+
+/** Starts the CPU profiler when `file` is set; the returned function stops it and writes the profile. */
+const startProfile = async (file: string | undefined): Promise<() => Promise<void>> => {
+  if (file === undefined) return async () => {}
+  const session = new inspector.Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.setSamplingInterval", { interval: 200 })
+  await session.post("Profiler.start")
+  return async () => {
+    const { profile } = await session.post("Profiler.stop")
+    fs.writeFileSync(file, JSON.stringify(profile))
+    session.disconnect()
+  }
+}
 
 
 interface Figures {
@@ -67,6 +90,9 @@ interface Figures {
   readonly consumingPerSecond: number
   /** The process's CPU time (all threads) per event over the same span. */
   readonly cpuMicrosPerEvent: number
+  /** The same two from the first batch until the read model of every trade is also published (the actors role; embedded: as above). */
+  readonly publishedPerSecond: number
+  readonly cpuMicrosPerEventPublished: number
   readonly latencies: ReadonlyArray<number>
   readonly publishLatencies: ReadonlyArray<number>
   /** Publish until a separate API replica's index shows the trade (the actors role on Kafka only). */
@@ -79,7 +105,7 @@ const publish = (bus: Bus["Type"], events: ReadonlyArray<ChainEvent>) =>
 const build = async <A>(layer: Layer.Layer<A, unknown>, scope: Scope.CloseableScope) => Effect.runPromise(Layer.buildWithScope(layer, scope))
 
 /** Backlog throughput, then latency, on one bus; `busLayer` opens a client of the same log each call. */
-const measure = async (dir: string, busLayer: () => Layer.Layer<Bus, BusError>, roles: boolean, latencySamples: number): Promise<Figures> => {
+const measure = async (dir: string, busLayer: () => Layer.Layer<Bus, BusError>, roles: boolean, latencySamples: number, profileFile?: string): Promise<Figures> => {
   const scope = await Effect.runPromise(Scope.make())
   try {
     // The backlog, published by a bus-only client before the actors start.
@@ -116,6 +142,7 @@ const measure = async (dir: string, busLayer: () => Layer.Layer<Bus, BusError>, 
           return onBatch(batch)
         })
     }
+    const stopProfile = await startProfile(profileFile)
     const startedAt = performance.now()
     // The actors role: the read model published to the topics, offsets committed behind the publisher's barrier.
     const publisher = roles ? await Effect.runPromise(TopicPublisher.make(bus).pipe(Scope.extend(scope))) : undefined
@@ -130,13 +157,21 @@ const measure = async (dir: string, busLayer: () => Layer.Layer<Bus, BusError>, 
     while (total() < TRADES) await new Promise((r) => setTimeout(r, 2))
     const endedAt = performance.now()
     const cpu = process.cpuUsage(cpuAtFirst)
+    // The actors role goes on publishing the read model after the index shows the last trade: the
+    // backlog is done once that is published too (what the offsets commit behind).
+    if (publisher !== undefined) console.error(`bench: read-model publisher when the index had every trade: ${JSON.stringify(publisher.stats())}`)
+    while (publisher !== undefined && publisher.stats().published < publisher.stats().offered) await new Promise((r) => setTimeout(r, 2))
+    const publishedAt = performance.now()
+    const cpuPublished = process.cpuUsage(cpuAtFirst)
+    await stopProfile()
+    if (publisher !== undefined) console.error(`bench: read-model publisher when published: ${JSON.stringify(publisher.stats())}`)
     // For `--cpu-prof` runs: the consuming phase's bounds on the monotonic clock the profile's timestamps use (µs).
     const monoNow = Number(process.hrtime.bigint() / 1000n)
     console.error(`bench: ${roles ? "kafka" : "embedded"} backlog consumed over monotonic µs ${Math.round(monoNow - (endedAt - (firstAt ?? startedAt)) * 1000)} .. ${monoNow}`)
     const seconds = (endedAt - startedAt) / 1000
     const startupSeconds = ((firstAt ?? endedAt) - startedAt) / 1000
     const consumingSeconds = Math.max(1e-3, (endedAt - (firstAt ?? startedAt)) / 1000)
-    const replica = roles ? await Effect.runPromise(MarketReplica.make(bus, { groupPrefix: "bench-api" }).pipe(Scope.extend(scope))) : undefined
+    const replica = roles && latencySamples > 0 ? await Effect.runPromise(MarketReplica.make(bus, { groupPrefix: "bench-api" }).pipe(Scope.extend(scope))) : undefined
     if (replica !== undefined) {
       while (!replica.ready()) await new Promise((r) => setTimeout(r, 5))
       // Caught up with what was there at its start; the backlog's last snapshots may still be on their way.
@@ -172,6 +207,8 @@ const measure = async (dir: string, busLayer: () => Layer.Layer<Bus, BusError>, 
       startupSeconds,
       consumingPerSecond: Math.round(TRADES / consumingSeconds),
       cpuMicrosPerEvent: (cpu.user + cpu.system) / TRADES,
+      publishedPerSecond: Math.round(TRADES / Math.max(1e-3, (publishedAt - (firstAt ?? startedAt)) / 1000)),
+      cpuMicrosPerEventPublished: (cpuPublished.user + cpuPublished.system) / TRADES,
       latencies, publishLatencies, replicaLatencies: replica === undefined ? undefined : replicaLatencies }
   } finally {
     await Effect.runPromise(Scope.close(scope, Exit.void))
@@ -184,6 +221,9 @@ const ms = (sorted: ReadonlyArray<number>) =>
 const row = (name: string, f: Figures) => [
   `| ${name}: actors throughput, ${TRADES.toLocaleString("en")} trades over ${MARKETS.toLocaleString("en")} markets already on the bus (from the actors' start: load checkpoints, subscribe, fetch, decode, apply, index) | ${f.eventsPerSecond.toLocaleString("en")} events/s (${f.seconds.toFixed(2)} s) |`,
   `| ${name}: the same backlog from the first batch delivered (start-up until then: ${f.startupSeconds.toFixed(2)} s), and the process's CPU time per event | ${f.consumingPerSecond.toLocaleString("en")} events/s, ${f.cpuMicrosPerEvent.toFixed(1)} µs of CPU per event |`,
+  ...(f.replicaLatencies === undefined
+    ? []
+    : [`| ${name}: the same backlog until the read model of every trade is also published (what the offsets commit behind), and the CPU time per event | ${f.publishedPerSecond.toLocaleString("en")} events/s, ${f.cpuMicrosPerEventPublished.toFixed(1)} µs of CPU per event |`]),
   `| ${name}: event to visible in the ${f.replicaLatencies === undefined ? "index" : "actors' own index"}, publish included, ${f.latencies.length.toLocaleString("en")} trades at ${LATENCY_RATE_PER_S}/s | ${ms(f.latencies)} (publish until acknowledged: p50 ${percentile(f.publishLatencies, 50).toFixed(2)} ms, p99 ${percentile(f.publishLatencies, 99).toFixed(2)} ms) |`,
   ...(f.replicaLatencies === undefined
     ? []
@@ -195,19 +235,25 @@ const main = async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-bench-kafka-"))
   const loadBefore = os.loadavg()[0]!
   // Each Kafka measurement on a broker of its own (an empty log and no committed offsets).
-  const onKafka = async (name: string, maxWaitMs: number, latencySamples: number) => {
+  const onKafka = async (name: string, maxWaitMs: number, latencySamples: number, profileFile?: string) => {
     const broker = await startKafkaBroker({
       topics: [Topics.chainEvents, Topics.marketSnapshots, Topics.marketFeed, Topics.signals].map((name) => ({ name, partitions: PARTITIONS }))
     })
     try {
-      return await measure(path.join(dir, name), () => KafkaBus.layer({ brokers: broker.brokers, clientId: name, partitions: PARTITIONS, idempotent: false, maxWaitMs }), true, latencySamples)
+      return await measure(path.join(dir, name), () => KafkaBus.layer({ brokers: broker.brokers, clientId: name, partitions: PARTITIONS, idempotent: false, maxWaitMs }), true, latencySamples, profileFile)
     } finally {
       await broker.stop()
     }
   }
   try {
-    const embedded = await measure(path.join(dir, "embedded"), () => EmbeddedBus.layer({ dir: path.join(dir, "embedded", "bus"), partitions: PARTITIONS, fsync: true }), false, LATENCY_SAMPLES)
-    const kafka = await onKafka("kafka", KafkaBus.defaults.maxWaitMs, LATENCY_SAMPLES)
+    const embedded = await measure(path.join(dir, "embedded"), () => EmbeddedBus.layer({ dir: path.join(dir, "embedded", "bus"), partitions: PARTITIONS, fsync: true }), false, backlogOnly ? 0 : LATENCY_SAMPLES)
+    const kafka = await onKafka("kafka", KafkaBus.defaults.maxWaitMs, backlogOnly ? 0 : LATENCY_SAMPLES, PROFILE)
+    if (backlogOnly) {
+      const line = (name: string, f: Figures) =>
+        `${name}: ${f.consumingPerSecond.toLocaleString("en")} events/s from the first batch (start-up ${f.startupSeconds.toFixed(2)} s), ${f.cpuMicrosPerEvent.toFixed(1)} µs of CPU per event; until the read model is published too: ${f.publishedPerSecond.toLocaleString("en")} events/s, ${f.cpuMicrosPerEventPublished.toFixed(1)} µs of CPU per event`
+      process.stdout.write(`${line("embedded", embedded)}\n${line("kafka", kafka)}\nload average ${loadBefore.toFixed(2)} at the start, ${os.loadavg()[0]!.toFixed(2)} at the end\n`)
+      return
+    }
     // The mock answers an empty fetch only when its wait ends, even if records arrive meanwhile (a
     // real broker answers as they arrive), so on the mock the fetch wait is paid as latency.
     const longWait = await onKafka("kafka-long", 100, SLOW_LATENCY_SAMPLES)
