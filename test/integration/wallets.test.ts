@@ -293,33 +293,6 @@ describe("embedded wallets and delegation", () => {
     expect(stored).toHaveLength(2)
     expect(stored.every((r) => r.secret_sealed.startsWith("v1."))).toBe(true)
   })
-
-  it("a dry run's read (resolveDelegationRecent) may answer from an active delegation read in the last 2 s; a signature never does", async () => {
-    const acct = "acct-recent"
-    const failed = async (e: Effect.Effect<unknown, unknown>) => {
-      const r = await Effect.runPromise(Effect.either(e))
-      return r._tag === "Left" ? (r.left as { reason?: string }).reason : "ok"
-    }
-    const sol = await Effect.runPromise(h.provider.ensureEmbeddedWallet(acct, "solana"))
-    expect(await failed(h.provider.resolveDelegationRecent(acct, "solana"))).toBe("not_delegated") // a refusal is not kept
-    await Effect.runPromise(h.provider.setDelegation(acct, "solana", "active"))
-    expect((await Effect.runPromise(h.provider.resolveDelegationRecent(acct, "solana"))).address).toBe(sol.address)
-    // Another process (the CLI) revokes: the row changes under this provider.
-    const setByAnother = (state: string) =>
-      h.query((sql) => sql`UPDATE wp_delegations SET state = ${state} WHERE account_id = ${acct} AND chain = 'solana' RETURNING account_id`)
-    expect(await setByAnother("revoked")).toHaveLength(1)
-    const tx = solanaTx(sol.address, [transferIx(sol.address, "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin", 1n)])
-    expect(await failed(h.provider.signWithEmbedded(acct, "solana", tx))).toBe("delegation_revoked")
-    expect(await failed(h.provider.resolveDelegation(acct, "solana"))).toBe("delegation_revoked")
-    expect(await failed(h.provider.resolveDelegationRecent(acct, "solana"))).toBe("ok") // within 2 s of the live read
-    h.clock.ms += 2_000
-    expect(await failed(h.provider.resolveDelegationRecent(acct, "solana"))).toBe("delegation_revoked")
-    expect(await setByAnother("active")).toHaveLength(1)
-    expect(await failed(h.provider.resolveDelegationRecent(acct, "solana"))).toBe("ok") // the refusal was not kept
-    // This process's own revoke is seen by the very next read.
-    await Effect.runPromise(h.provider.setDelegation(acct, "solana", "revoked"))
-    expect(await failed(h.provider.resolveDelegationRecent(acct, "solana"))).toBe("delegation_revoked")
-  })
 })
 
 describe("revoke", () => {

@@ -7,9 +7,8 @@
  * Invariants of the local implementation:
  * - Private keys exist in plaintext only inside one call; at rest they are sealed under the
  *   master key (AES-256-GCM, bound to the provider wallet id).
- * - Delegation is read from the database on every use that can sign or record (`resolveDelegation`,
- *   `signWithEmbedded`), so a revoke applies to the very next signature; only a dry run may answer
- *   from an active delegation read in the last 2 s (`resolveDelegationRecent`).
+ * - Delegation is read from the database on every use (`resolveDelegation`, `signWithEmbedded`);
+ *   nothing caches it, so a revoke applies to the very next signature.
  * - Every signature passes the wallet's policy first (`BackstopPolicy`): a policy in
  *   `default_deny` or `cleared` state denies everything, an `active` one applies the ceilings
  *   and the Solana instruction denials. A denied transaction is not signed.
@@ -21,7 +20,6 @@ import * as Database from "../../db/Database.js"
 import { type BackstopRules, DEFAULT_CEILING_LAMPORTS, DEFAULT_CEILING_WEI, evaluate } from "./BackstopPolicy.js"
 import { addressOfSecret, generateSecret, type WalletChain } from "./ChainKeys.js"
 import { makeProviderPolicies, randomId } from "./internal/ProviderPolicies.js"
-import { makeRecentDelegations } from "./RecentDelegations.js"
 import { linkChallenge, signEvm, signSolana, verifyOwnership, verifyQuorumAuthorization } from "./internal/LocalSigning.js"
 import { layerTest as masterKeyTest, type MasterKey, type MasterKeyError, WalletMasterKey } from "./MasterKey.js"
 import { WalletProviderError } from "./WalletProviderError.js"
@@ -65,12 +63,6 @@ export interface WalletProviderShape {
   readonly setDelegation: (accountId: string, chain: WalletChain, state: "active" | "revoked") => Effect.Effect<void, WalletProviderError | SqlError>
   /** Read live on every call: the embedded wallet when delegated, else `not_embedded` / `not_delegated` / `delegation_revoked`. */
   readonly resolveDelegation: (accountId: string, chain: WalletChain) => Effect.Effect<EmbeddedWallet, WalletProviderError | SqlError>
-  /**
-   * For what signs and records nothing (a dry run): `resolveDelegation`'s wallet when a live read in
-   * this process found it active within the last 2 s (`RecentDelegations.ts`), else read live. A
-   * refusal is never kept; this process's `setDelegation` drops the entry at once.
-   */
-  readonly resolveDelegationRecent: (accountId: string, chain: WalletChain) => Effect.Effect<EmbeddedWallet, WalletProviderError | SqlError>
   /** Signs with the embedded wallet after resolving delegation afresh and applying its policy. */
   readonly signWithEmbedded: (accountId: string, chain: WalletChain, transaction: Uint8Array) => Effect.Effect<SignedTransaction, WalletProviderError | SqlError>
   /** The message an owner signs with an existing wallet to prove it for link-existing. */
@@ -271,7 +263,6 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
         }
         return toEmbedded(row)
       })
-    const recentDelegations = makeRecentDelegations(resolveDelegation, () => clock.unsafeCurrentTimeMillis())
 
     const service: WalletProviderShape = {
       ensureEmbeddedWallet,
@@ -285,10 +276,8 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
           yield* sql`
             INSERT INTO wp_delegations (account_id, chain, state, updated_at) VALUES (${accountId}, ${chain}, ${state}, ${now()})
             ON CONFLICT (account_id, chain) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`
-          recentDelegations.changed(accountId, chain)
         }),
       resolveDelegation,
-      resolveDelegationRecent: recentDelegations.recent,
       signWithEmbedded: (accountId, chain, transaction) =>
         Effect.flatMap(resolveDelegation(accountId, chain), (w) => sign(w.providerWalletId, transaction)),
       linkChallenge,

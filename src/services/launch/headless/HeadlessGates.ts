@@ -52,9 +52,8 @@ export const makeHeadlessGates = (ctx: HeadlessContext) => {
   const hostLaunch = (request: LaunchRequest, pictures: LaunchPictures) =>
     images.hostLaunch(request, pictures).pipe(storage("re-hosting the images and the metadata document"))
 
-  /** The embedded wallet's delegation, live (`recent`: a dry run's, from an active one read in the last 2 s, `RecentDelegations.ts`). */
-  const embeddedWallet = (accountId: string, chain: Chain, read: "live" | "recent" = "live") =>
-    (read === "live" ? provider.resolveDelegation : provider.resolveDelegationRecent)(accountId, chain === "solana" ? "solana" : "evm").pipe(
+  const embeddedWallet = (accountId: string, chain: Chain) =>
+    provider.resolveDelegation(accountId, chain === "solana" ? "solana" : "evm").pipe(
       Effect.catchTags({ WalletProviderError: (e) => Effect.fail(fromProvider(e)) }), storage("reading the embedded wallet")
     )
 

@@ -79,9 +79,8 @@ export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGate
       const pictures = checked._tag === "Checked" ? checked.pictures : yield* resolveImages(request)
       // The metadata URI the launch would write: its hosted document's (content-addressed), so the size is the launch's.
       const metadataUri = images.metadataUrlOf(request, pictures)
-      // The delegation first, as the launch checks it (an active one read in the last 2 s stands: a
-      // dry run signs nothing; the launch reads it live); then Hood's in-run gates (rule 8, the configuration).
-      const wallet = yield* embeddedWallet(caller.accountId, request.chain, "recent")
+      // The delegation first, as the launch checks it; then Hood's in-run gates (rule 8, the configuration).
+      const wallet = yield* embeddedWallet(caller.accountId, request.chain)
       if (request.chain === "hood") {
         yield* hood.preflight({ principal: caller.principal, request, metadataUri }).pipe(
           Effect.catchTags({ HoodLaunchError: (e) => Effect.fail(fromHood(e)), WalletError: (e) => Effect.fail(fromWallet(e)) }),
