@@ -14,8 +14,8 @@
  * (`perf_hooks` GC entries, minor; with the semi-space fixed, e.g. `node --max-semi-space-size=16
  * --min-semi-space-size=16 --import tsx bench/bigIntJson.ts`, they count bytes allocated).
  *
- * Run: `node_modules/.bin/node --max-semi-space-size=16 --min-semi-space-size=16 --import tsx bench/bigIntJson.ts [--quick]`
- * (default 30 rounds, about a minute; --quick 6).
+ * Run: `npm run bench:bigintjson [-- --quick]` (the semi-space fixed at 16 MiB, so scavenges count
+ * bytes; default 30 rounds, a few seconds; --quick 6).
  * Prints a markdown section and, unless --quick, rewrites it between the `bigintjson` markers in
  * docs/benchmarks.md. Printed, never asserted.
  */
