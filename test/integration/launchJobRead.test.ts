@@ -34,6 +34,7 @@ import { AgentLaunches, AgentLaunchRegistry } from "../../actors/AgentLaunches.j
 import { TREASURY_ADDRESS } from "../../src/chain/solana/localnet/DevKeys.js"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import * as Database from "../../src/db/Database.js"
+import { makeRowLeases } from "../../src/db/RowLease.js"
 import type { Chain } from "../../src/domain/Chain.js"
 import { planById, resolvePlans } from "../../src/domain/Plans.js"
 import * as AccountsLayer from "../../src/layers/Accounts.js"
@@ -41,6 +42,7 @@ import { ResolvedPlans } from "../../src/layers/Common.js"
 import * as LaunchLayer from "../../src/layers/Launch.js"
 import * as PipelineLayer from "../../src/layers/Pipeline.js"
 import { AtomicLaunch } from "../../src/services/launch/atomic/AtomicLaunch.js"
+import { LAUNCH_LEASE_KIND, launchLeaseKey } from "../../src/services/launch/headless/HeadlessAttemptStore.js"
 import { HeadlessLaunch } from "../../src/services/launch/HeadlessLaunch.js"
 import type { LaunchJobView } from "../../src/services/launch/internal/LaunchRecords.js"
 import type { LaunchError } from "../../src/services/launch/LaunchError.js"
@@ -139,6 +141,12 @@ const admitted = (path: LaunchPath, chain: Chain, payer: "embedded" | "linked" =
     Effect.gen(function* () {
       const ledger = yield* LaunchLedger
       const clientLaunchId = `job-${path}-${chain}-${++seq}`
+      // A headless row is leased first, as the launch's own run holds it: the layer's in-flight
+      // sweep (every 10 s) takes over a row with no live lease, and must not between this
+      // admission and the test's settling of it.
+      if (path === "headless" && !(yield* makeRowLeases(yield* SqlClient.SqlClient).take(LAUNCH_LEASE_KIND, launchLeaseKey({ accountId: ACCOUNT, clientLaunchId })))) {
+        return yield* Effect.dieMessage("the headless row's lease was not taken")
+      }
       const admission = yield* ledger.begin({
         accountId: ACCOUNT,
         clientLaunchId,
