@@ -7,8 +7,12 @@
  * fails; otherwise it provides `undefined` and the server tests skip, saying why. Binaries that
  * are present but fail to start are an error under `CURVESTREAM_REQUIRE_SERVERS=1` and a
  * warning plus skip otherwise.
+ *
+ * It also compiles Hood's contracts into their cache first (`compileHoodContracts`), so no test
+ * file compiles them on its own event loop.
  */
 import type { TestProject } from "vitest/node"
+import { compileHoodContracts } from "../../src/chain/hood/compile.js"
 import { findPostgresBinDir, startPostgresServer } from "./postgresServer.js"
 
 declare module "vitest" {
@@ -19,6 +23,11 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // Hood's contracts compiled (or read from the cache) once, here, before any worker starts:
+  // solc-js is synchronous, and a fresh clone's first Hood test file compiling them held its
+  // worker's event loop for 26 s (loopWatch), where vitest's fixed 60 s worker RPC timeout fails a
+  // green run on a slower machine. Workers then read the cache in milliseconds.
+  compileHoodContracts()
   const requireServers = process.env.CURVESTREAM_REQUIRE_SERVERS === "1"
   const binDir = findPostgresBinDir()
   if (binDir === undefined) {
