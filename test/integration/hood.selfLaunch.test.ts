@@ -43,7 +43,7 @@ import * as LaunchLedger from "../../src/services/launch/LaunchLedger.js"
 import type { LaunchError } from "../../src/services/launch/LaunchError.js"
 import { decodeSelfLaunchRequest, type SelfLaunchBody } from "../../src/services/launch/request/DecodeLaunchRequest.js"
 import type { SelfCaller } from "../../src/services/launch/SolanaSelfLaunch.js"
-import { sweep as sweepHolds } from "../../src/services/spend/SpendStore.js"
+import { sweep as sweepHolds, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
 import { fixedPriceSource, LOCALNET_USD_PRICES_DEFAULT } from "../../src/services/prices/PriceSource.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import type { KeyInfo, Principal } from "../../src/services/wallets/Principal.js"
@@ -1449,6 +1449,53 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
         expect(new Date(expiry[0]!.hold).getTime()).toBeGreaterThanOrEqual(new Date(expiry[0]!.claim).getTime())
         // A confirm again holds nothing more and reissues nothing more.
         expect(operationOf(await confirm()).legs[2]!.claimId).toBe(next.legs[2]!.claimId)
+        const done = await confirm(next.legs[2]!)
+        expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed" } })
+        expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])
+        expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
+      })
+
+      it("the buy leg's claim expired unsigned, its hold still held but taken before the key's daily window reset: the reissue decides it anew in today's window (refused past the limit: nothing reissued, the hold as it was), then moves it into today's window; booked once", async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b)
+        const op = build.operation!
+        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await confirm(leg))).toBe(true)
+        await backdateClaim(op.legs[2]!.claimId)
+        // The hold was taken yesterday (before today's UTC day start) and is still held: it weighs nothing in today's window.
+        const yesterday = new Date(Date.now() - 25 * 3_600_000)
+        await withSql(Effect.orDie(sql`UPDATE spend_reservations SET created_at = ${yesterday} WHERE id = ${holdIdOf(a, b, 1)}`))
+        const heldAt = () =>
+          withSql(Effect.orDie(sql<{ state: string; created: Date; usd: string }>`
+            SELECT state, created_at AS created, usd_micros::text AS usd FROM spend_reservations WHERE id = ${holdIdOf(a, b, 1)}`)).then((r) => r[0]!)
+        const windowUsed = () => withSql(Effect.orDie(windowUsedUsdMicros(a.caller.keyId, "daily", Date.now())))
+        expect(await windowUsed()).toBe(0n)
+        // Today's window no longer fits the buy: the reissue is refused (LAUNCH_FAILED, retryable: createCurve landed); the hold is left in yesterday's window, unextended.
+        await setTxLimit(a, spendUsd - 1n)
+        const refused = await confirm()
+        expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, refused.left.details?.reason]).toEqual(["launch_failed", true, "tx_limit_reached"])
+        expect(await heldAt()).toMatchObject({ state: "held", usd: spendUsd.toString() })
+        expect(new Date((await heldAt()).created).getTime()).toBe(yesterday.getTime())
+        expect(await claimState(op.legs[2]!.claimId)).toBe("expired")
+        // It fits: the hold moves into today's window (the window now holds it) and the buy is reissued at the same nonce.
+        await setTxLimit(a, spendUsd)
+        const next = operationOf(await confirm())
+        expect(next.legs.map((l) => [l.kind, l.status, l.nonce])).toEqual([
+          ["createCurve", "mined", op.legs[0]!.nonce],
+          ["feeTransfer", "mined", op.legs[1]!.nonce],
+          ["devBuy", "pending", op.legs[2]!.nonce]
+        ])
+        expect(next.legs[2]!.claimId).not.toBe(op.legs[2]!.claimId)
+        expect(await heldAt()).toMatchObject({ state: "held", usd: spendUsd.toString() })
+        expect(new Date((await heldAt()).created).getTime()).toBeGreaterThan(yesterday.getTime() + 3_600_000)
+        expect(await windowUsed()).toBe(spendUsd)
+        // A confirm again decides nothing more (the hold is in its window: extended only) and reissues nothing more.
+        expect(operationOf(await confirm()).legs[2]!.claimId).toBe(next.legs[2]!.claimId)
+        expect(await windowUsed()).toBe(spendUsd)
         const done = await confirm(next.legs[2]!)
         expect(Either.isRight(done) && done.right).toMatchObject({ mint: build.mint, devBuy: { outcome: "landed" } })
         expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["booked", spendUsd.toString()]])

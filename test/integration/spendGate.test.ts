@@ -5,7 +5,8 @@
  * partly booked; a reserve replayed under its id answers the first, a released one is decided anew; a booking meters the hold's
  * value once into the key's usage and a sell books without a hold and is never refused; a release
  * frees the window; the sweep releases only expired holds, at most its bound per pass; a window
- * reset clears an open hold's weight, a lifetime window keeps it.
+ * reset clears an open hold's weight, a lifetime window keeps it; a hold kept past its window's reset
+ * (`keepHeldIn`) is decided anew in the current one.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Deferred, Effect, Either, Exit, Fiber, Layer, Scope } from "effect"
@@ -15,7 +16,7 @@ import { migrations } from "../../src/db/migrations/index.js"
 import { findAccountKey, insertKey } from "../../src/services/keys/KeyRepository.js"
 import type { TxLimit } from "../../src/services/keys/KeyRules.js"
 import type { SpendAttempt } from "../../src/services/spend/SpendGate.js"
-import { book, check, checkKey, checkKeyNow, checkReadsWindow, holdAround, release, reservationState, reserve, type ReserveInput, sweep, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
+import { book, check, checkKey, checkKeyNow, checkReadsWindow, holdAround, keepHeldIn, release, reservationState, reserve, type ReserveInput, sweep, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
@@ -203,6 +204,57 @@ const gateSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     expect(Either.isLeft(refused) ? refused.left.reason : undefined).toBe("tx_limit_reached")
     expect(await on(sqlA, reservationState("again"))).toBe("released")
     expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now()))).toBe(5_000n)
+  })
+
+  it("keepHeldIn: a hold in its window is extended only; one taken before the window reset is decided anew in the current window (moved into it when it fits, left as it was when refused); a lifetime window or a key without txLimit only extends; a hold not open is left", async () => {
+    const keep = async (k: { accountId: string; prefix: string }, id: string, attempt: SpendAttempt, untilMs: number) => {
+      const e = await on(sqlB, Effect.either(sqlB.withTransaction(keepHeldIn(input(k, id, attempt), untilMs))))
+      return Either.isRight(e) ? e.right : Either.isLeft(e) && "reason" in e.left ? e.left.reason : "sql"
+    }
+    const row = (id: string) =>
+      on(sqlA, sqlA<{ state: string; created: Date | string; usd: string | null; expires: Date | string }>`
+        SELECT state, created_at AS created, usd_micros::text AS usd, expires_at AS expires FROM spend_reservations WHERE id = ${id}`).then((r) => r[0]!)
+    const at = (d: Date | string) => new Date(d).getTime()
+    const backdate = (id: string, to: Date) => on(sqlA, sqlA`UPDATE spend_reservations SET created_at = ${to} WHERE id = ${id}`)
+    const later = Date.now() + 3_600_000
+    const k = await newKey({ usdMicros: 10_000, reset: "daily" })
+    await on(sqlA, reserve(input(k, "keep-a", buy(6_000n))))
+    // In its window: extended, not decided again (a value the window could not fit is not even looked at).
+    expect(await keep(k, "keep-a", buy(20_000n), later)).toBe("kept")
+    expect([at((await row("keep-a")).expires), (await row("keep-a")).usd]).toEqual([later, "6000"])
+    // Taken yesterday and still held: it weighs nothing in today's window.
+    const yesterday = new Date(Date.now() - 25 * 3_600_000)
+    await backdate("keep-a", yesterday)
+    expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now()))).toBe(0n)
+    await on(sqlA, reserve(input(k, "keep-b", buy(5_000n))))
+    // Decided anew in today's window: 5,000 held today plus 6,000 does not fit; the hold is left as it was (yesterday's, unextended).
+    expect(await keep(k, "keep-a", buy(6_000n), later + 60_000)).toBe("tx_limit_reached")
+    expect(await row("keep-a")).toMatchObject({ state: "held", usd: "6000" })
+    expect([at((await row("keep-a")).created), at((await row("keep-a")).expires)]).toEqual([yesterday.getTime(), later])
+    // Room made: it fits, valued anew and moved into today's window, extended.
+    expect(await on(sqlA, release("keep-b"))).toBe(true)
+    expect(await keep(k, "keep-a", buy(7_000n), later + 60_000)).toBe("redecided")
+    expect(await row("keep-a")).toMatchObject({ state: "held", usd: "7000" })
+    expect(at((await row("keep-a")).created)).toBeGreaterThan(yesterday.getTime() + 3_600_000)
+    expect(at((await row("keep-a")).expires)).toBe(later + 60_000)
+    expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now()))).toBe(7_000n)
+    // In its window again: extended only, never shortened.
+    expect(await keep(k, "keep-a", buy(7_000n), later)).toBe("kept")
+    expect(at((await row("keep-a")).expires)).toBe(later + 60_000)
+    // Not open: left.
+    expect(await on(sqlA, release("keep-a"))).toBe(true)
+    expect(await keep(k, "keep-a", buy(7_000n), later)).toBe("not_held")
+    expect((await row("keep-a")).state).toBe("released")
+    // A lifetime window has no reset, and a key without txLimit no window: however old the hold, extended only.
+    for (const txLimit of [{ usdMicros: 10_000, reset: "never" as const }, null]) {
+      const other = await newKey(txLimit)
+      const id = `keep-${txLimit === null ? "none" : "never"}`
+      await on(sqlA, reserve(input(other, id, buy(6_000n))))
+      await backdate(id, new Date(Date.now() - 40 * 86_400_000))
+      await on(sqlA, sqlA`UPDATE agent_keys SET tx_limit_usd_micros = CASE WHEN tx_limit_usd_micros IS NULL THEN NULL ELSE 1 END WHERE id = ${other.keyId}`)
+      expect(await keep(other, id, buy(6_000n), later)).toBe("kept")
+      expect(at((await row(id)).expires)).toBe(later)
+    }
   })
 
   it("a booking meters once; a sell is admitted past every cap, takes no hold and counts when it books", async () => {

@@ -290,6 +290,44 @@ export const holdUntilIn = (reservationId: string, untilMs: number): Effect.Effe
     return rows.length > 0
   })
 
+/** What `keepHeldIn` did: extended in its window, moved into the current one (decided anew), or nothing (the hold is not open). */
+export type KeptHold = "kept" | "redecided" | "not_held"
+
+/**
+ * An open hold kept at least until `untilMs`, under the key's lock (`input.keyPrefix`, the key the
+ * hold meters), for a rail that hands out new signable bytes against a hold it took earlier (a Hood
+ * TEE leg reissued). A hold taken before the key's txLimit window last reset (daily, weekly or
+ * monthly; `never` has one window) weighs nothing in the window it would now be spent in, so it is
+ * decided anew there as a new reserve would be (`input.attempt`, valued now; the hold itself not
+ * counted, being in the old window): admitted, it moves into the current window (`created_at` now,
+ * the new value) and is extended; refused, the gate's error and the hold left as it was. A hold in
+ * its window, or of a key without a txLimit, is only extended. The row is locked (`FOR UPDATE`), so
+ * a sweep cannot release it between the read and the update. `not_held`: released, booked or none.
+ */
+export const keepHeldIn = (input: ReserveInput, untilMs: number): Effect.Effect<KeptHold, SpendError | SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const key = yield* lockAccountKey(input.accountId, input.keyPrefix)
+    if (key === undefined) return yield* spendError("key_not_found", "The key that holds this spend is not on the account; nothing was reserved", { retryable: false })
+    const rows = yield* sql<{ created_at: Date | string }>`
+      SELECT created_at FROM spend_reservations WHERE id = ${input.reservationId} AND state = 'held' FOR UPDATE`
+    const row = rows[0]
+    if (row === undefined) return "not_held" as const
+    const nowMs = yield* Clock.currentTimeMillis
+    const until = new Date(untilMs)
+    if (key.txLimit === null || ms(row.created_at) >= txWindowStart(key.txLimit.reset, nowMs)) {
+      yield* sql`UPDATE spend_reservations SET expires_at = greatest(expires_at, ${until}) WHERE id = ${input.reservationId}`
+      return "kept" as const
+    }
+    const decision = yield* decideFor({ ...keyOf(key), id: key.id }, input.attempt, nowMs)
+    if (refused(decision)) return yield* Effect.fail(decision.error)
+    const usd = input.attempt.usdMicros
+    yield* sql`
+      UPDATE spend_reservations SET created_at = ${new Date(nowMs)}, usd_micros = ${usd === null ? null : usd.toString()},
+        expires_at = greatest(expires_at, ${until}) WHERE id = ${input.reservationId}`
+    return "redecided" as const
+  })
+
 export const release = (reservationId: string): Effect.Effect<boolean, SpendError, SqlClient.SqlClient> =>
   releaseIn(reservationId).pipe(Effect.catchTag("SqlError", storage("releasing the hold")), Effect.withSpan("SpendGate.release"))
 

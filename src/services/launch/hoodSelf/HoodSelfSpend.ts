@@ -27,7 +27,7 @@ import { getAddress } from "viem"
 import { findKeyById } from "../../keys/KeyRepository.js"
 import { type SpendError, spendError } from "../../spend/SpendError.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
-import { bookIn, holdUntilIn, releaseIn, reservationState, reservationValue, reserveIn } from "../../spend/SpendStore.js"
+import { bookIn, holdUntilIn, keepHeldIn, type ReserveInput, releaseIn, reservationState, reservationValue, reserveIn } from "../../spend/SpendStore.js"
 import { CLAIM_LIFETIME_MS } from "../../wallets/WalletLimits.js"
 import type { WalletView } from "../../wallets/WalletService.js"
 import type { HoodOperation, HoodOperationLeg } from "../HoodOperation.js"
@@ -90,11 +90,11 @@ const bookBuy = (stored: Stored) =>
   })
 
 /**
- * A released hold reserved anew (`reserveIn`'s released branch), in its own transaction, against
- * the window of the key that built the launch (`stored.row.keyId`, the key its bookings meter;
- * `reserveIn` locks it by its prefix), whichever key confirms.
+ * `gate` in its own transaction, on the reserve input of the key that built the launch
+ * (`stored.row.keyId`, the key its bookings meter; the gate locks it by its prefix), whichever key
+ * confirms.
  */
-const reserveAgain = (stored: Stored, attempt: SpendAttempt) =>
+const onLaunchKey = <A>(stored: Stored, attempt: SpendAttempt, gate: (input: ReserveInput) => Effect.Effect<A, SpendError | SqlError, SqlClient.SqlClient>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.withTransaction(
       Effect.gen(function* () {
@@ -102,7 +102,7 @@ const reserveAgain = (stored: Stored, attempt: SpendAttempt) =>
         if (key === undefined || key.accountId !== stored.row.accountId) {
           return yield* spendError("key_not_found", "The key that built this launch is not on the account; nothing was reserved", { retryable: false })
         }
-        return yield* reserveIn({ reservationId: hoodSelfHoldOf(refOf(stored)), accountId: stored.row.accountId, keyPrefix: key.prefix, chain: "hood", attempt })
+        return yield* gate({ reservationId: hoodSelfHoldOf(refOf(stored)), accountId: stored.row.accountId, keyPrefix: key.prefix, chain: "hood", attempt })
       })
     )
   )
@@ -150,26 +150,31 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
   const keepUntil = keepUntilOf(withSql)
 
   /**
-   * Before a reissue issues new dev-buy bytes: a hold the sweep released (every claim's lifetime had
-   * passed) is decided anew against the window of the key that built the launch (`stored.row.keyId`,
-   * the key its bookings meter; locked), "reserved before signing"; a refusal fails the reissue and
-   * nothing is recorded. `createCurve` landed by then, so a refusal is the self-signed confirm's
-   * `LAUNCH_FAILED`, retryable (launch spec 7), the gate's reason and details (`resetsAt`,
-   * `spendLimit`, `retryAfter`) in its details (`holdAgainRefused`). A hold still held is extended
-   * to a new claim's whole lifetime in the same statement that checks it is held (`holdUntilIn`,
-   * `UPDATE … WHERE state = 'held'`), so a sweep after this check cannot release it before the new
-   * claim is recorded and kept (`keepUntil`); a booked hold is left.
+   * Before a reissue issues new dev-buy bytes, the buy's hold (the key that built the launch, its
+   * window locked; "reserved before signing"), valued now (`devBuyAttempt`):
+   * - still held: extended to a new claim's whole lifetime in the statement after the row's lock
+   *   (`keepHeldIn`), so a sweep cannot release it before the new claim is recorded and kept
+   *   (`keepUntil`); one taken before the key's window last reset (a daily, weekly or monthly
+   *   txLimit) is decided anew in the current window first and moves into it (h48 review, Low: it
+   *   weighed in neither window while extended);
+   * - released by the sweep (every claim's lifetime had passed): decided anew (`reserveIn`'s
+   *   released branch);
+   * - booked: left.
+   * A refusal fails the reissue and nothing is recorded: `createCurve` landed by then, so it is the
+   * self-signed confirm's `LAUNCH_FAILED`, retryable (launch spec 7), the gate's reason and details
+   * (`resetsAt`, `spendLimit`, `retryAfter`) in its details (`holdAgainRefused`).
    */
   const holdAgain = (caller: SelfCaller, stored: Stored): Effect.Effect<void, LaunchError> =>
     Effect.gen(function* () {
       if (stored.row.walletKind !== "tee") return
-      const id = hoodSelfHoldOf(refOf(stored))
-      const now = yield* Clock.currentTimeMillis
-      if (yield* withSql(holdUntilIn(id, now + CLAIM_LIFETIME_MS)).pipe(launchStorage("extending the dev-buy hold"))) return
-      if ((yield* withSql(reservationState(id)).pipe(launchStorage("reading the dev-buy hold"))) !== "released") return
       const attempt = yield* devBuyAttempt(deps.prices, "tee", stored.row.request, stored.build.fee?.bps ?? caller.plan.feeBps)
       if (attempt === undefined) return
-      yield* withSql(reserveAgain(stored, attempt)).pipe(Effect.catchTag("SpendError", (e) => Effect.fail(holdAgainRefused(e))), launchStorage("holding the dev buy again"))
+      const until = (yield* Clock.currentTimeMillis) + CLAIM_LIFETIME_MS
+      const refusal = (e: SpendError) => Effect.fail(holdAgainRefused(e))
+      const kept = yield* withSql(onLaunchKey(stored, attempt, (input) => keepHeldIn(input, until))).pipe(Effect.catchTag("SpendError", refusal), launchStorage("keeping the dev-buy hold"))
+      if (kept !== "not_held") return
+      if ((yield* withSql(reservationState(hoodSelfHoldOf(refOf(stored)))).pipe(launchStorage("reading the dev-buy hold"))) !== "released") return
+      yield* withSql(onLaunchKey(stored, attempt, reserveIn)).pipe(Effect.catchTag("SpendError", refusal), launchStorage("holding the dev buy again"))
     })
 
   /** At the launch's record (its confirming transaction): the hold settled from the operation's own legs (`settledHoldOf`). */
