@@ -1493,7 +1493,7 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
         expect(await heldAt()).toMatchObject({ state: "held", usd: spendUsd.toString() })
         expect(new Date((await heldAt()).created).getTime()).toBeGreaterThan(yesterday.getTime() + 3_600_000)
         expect(await windowUsed()).toBe(spendUsd)
-        // A confirm again decides nothing more (the hold is in its window: extended only) and reissues nothing more.
+        // A confirm again reissues nothing more (the new claim can be signed) and the window holds the buy once.
         expect(operationOf(await confirm()).legs[2]!.claimId).toBe(next.legs[2]!.claimId)
         expect(await windowUsed()).toBe(spendUsd)
         const done = await confirm(next.legs[2]!)

@@ -257,6 +257,40 @@ const gateSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     }
   })
 
+  it("a sweep that waited on a hold's row while keepHeldIn extended it leaves the hold held (its expiry re-checked on the row it waited for)", async () => {
+    const k = await newKey({ usdMicros: 10_000, reset: "daily" })
+    await on(sqlA, reserve(input(k, "kept-late", buy(1_000n), 0))) // expired at once
+    const entered = await run(Deferred.make<void>())
+    const go = await run(Deferred.make<void>())
+    const kept = on(
+      sqlA,
+      sqlA.withTransaction(
+        Effect.gen(function* () {
+          const r = yield* keepHeldIn(input(k, "kept-late", buy(1_000n)), Date.now() + 3_600_000)
+          yield* Deferred.succeed(entered, undefined)
+          yield* Deferred.await(go)
+          return r
+        })
+      )
+    )
+    await run(Deferred.await(entered))
+    const swept = on(sqlB, sweep())
+    if (pools === 2) {
+      // The sweep's statement is queued on the row the open transaction locked (a server: two sessions).
+      const deadline = Date.now() + 20_000
+      const waiting = () =>
+        on(sqlB, sqlB<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%UPDATE spend_reservations SET state = ''released''%'`)
+      while ((await waiting())[0]!.n === 0) {
+        if (Date.now() > deadline) throw new Error("the sweep never waited on the locked hold")
+        await new Promise((r) => setTimeout(r, 20))
+      }
+    }
+    await run(Deferred.succeed(go, undefined))
+    expect(await kept).toBe("kept")
+    await swept
+    expect(await on(sqlA, reservationState("kept-late"))).toBe("held")
+  })
+
   it("a booking meters once; a sell is admitted past every cap, takes no hold and counts when it books", async () => {
     const k = await newKey({ usdMicros: 10_000, reset: "daily" }, [{ asset: "sol", maxPerTxRaw: "100" }])
     const held = await on(sqlA, reserve(input(k, "b1", buy(4_000n, { amountRaw: 100n }))))

@@ -302,7 +302,8 @@ export type KeptHold = "kept" | "redecided" | "not_held"
  * counted, being in the old window): admitted, it moves into the current window (`created_at` now,
  * the new value) and is extended; refused, the gate's error and the hold left as it was. A hold in
  * its window, or of a key without a txLimit, is only extended. The row is locked (`FOR UPDATE`), so
- * a sweep cannot release it between the read and the update. `not_held`: released, booked or none.
+ * a sweep cannot release it between the read and the update, nor after (`sweep` re-checks the
+ * expiry on the row it waited for). `not_held`: released, booked, none, or another key's.
  */
 export const keepHeldIn = (input: ReserveInput, untilMs: number): Effect.Effect<KeptHold, SpendError | SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
@@ -310,7 +311,7 @@ export const keepHeldIn = (input: ReserveInput, untilMs: number): Effect.Effect<
     const key = yield* lockAccountKey(input.accountId, input.keyPrefix)
     if (key === undefined) return yield* spendError("key_not_found", "The key that holds this spend is not on the account; nothing was reserved", { retryable: false })
     const rows = yield* sql<{ created_at: Date | string }>`
-      SELECT created_at FROM spend_reservations WHERE id = ${input.reservationId} AND state = 'held' FOR UPDATE`
+      SELECT created_at FROM spend_reservations WHERE id = ${input.reservationId} AND key_id = ${key.id} AND state = 'held' FOR UPDATE`
     const row = rows[0]
     if (row === undefined) return "not_held" as const
     const nowMs = yield* Clock.currentTimeMillis
@@ -379,6 +380,9 @@ export const SWEEP_MAX = 1_000
  * `deadSettlementOf`), until a later attempt of the same id shows a leg of the same payer mined at
  * that leg's nonce (those bytes can then never land): the launch's record or its dead attempt's
  * decision settles it (docs/decisions.md "The Hood TEE self-signed dev buy through the spend gate").
+ * The expiry is checked on the updated row too, not only in the subquery: a sweep that waited on a
+ * row another transaction was extending (`holdUntilIn`, `keepHeldIn`) re-checks only the outer
+ * condition against the row it waited for (PostgreSQL's read committed), so the extension holds.
  */
 export const sweep = (max: number = SWEEP_MAX): Effect.Effect<number, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
@@ -386,7 +390,7 @@ export const sweep = (max: number = SWEEP_MAX): Effect.Effect<number, SqlError, 
     const now = new Date(yield* Clock.currentTimeMillis)
     const rows = yield* sql<{ id: string }>`
       UPDATE spend_reservations SET state = 'released', settled_at = ${now}
-      WHERE state = 'held' AND id IN (
+      WHERE state = 'held' AND expires_at <= ${now} AND id IN (
         SELECT r.id FROM spend_reservations r
         WHERE r.state = 'held' AND r.expires_at <= ${now}
           AND NOT EXISTS (

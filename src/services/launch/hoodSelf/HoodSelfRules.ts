@@ -156,12 +156,13 @@ export const deadSettlementOf = (buy: "book" | "release" | "keep", fee: "book" |
 }
 
 /**
- * A refusal of `holdAgain` (the fee leg reissued after `createCurve` landed): the self-signed
+ * A refusal of `holdAgain` (a fee or dev-buy leg reissued after `createCurve` landed, its hold
+ * reserved again or decided anew in the key's current window): the self-signed
  * confirm's `LAUNCH_FAILED`, always retryable (launch spec 7), with the gate's reason and its details
  * (`resetsAt`, `spendLimit`, `retryAfter`); never `KEY_LIMIT_REACHED` or `SPEND_LIMIT_EXCEEDED`.
  */
 export const holdAgainRefused = (e: SpendError): LaunchError =>
-  launchFailure("launch_failed", `the reissued fee leg's dev buy could not be held again: ${e.message}; confirm again once the key's window allows it`, {
+  launchFailure("launch_failed", `the reissued leg's dev buy could not be held against the key's current window: ${e.message}; confirm again once the window allows it`, {
     retryable: true,
     details: { ...(e.details ?? {}), reason: e.reason }
   })
