@@ -3,6 +3,11 @@
  * temp data directory, reopened between tests) and the run's real PostgreSQL server (a fresh
  * database of this file's own). Every test opens the layer and closes it again, so each also
  * exercises start-up migrations and the close order.
+ *
+ * These tests see a truly empty database: the suite's migrated PGlite template
+ * (`CURVESTREAM_PGLITE_TEMPLATE`, set by the global setup) is unset for this file, so the embedded
+ * database runs initdb and every migration from zero, except in the last describe, which tests the
+ * template itself.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -15,8 +20,13 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import * as Database from "../../src/db/Database.js"
+import { pgliteTemplateEnv } from "../../src/db/internal/embeddedPostgres.js"
 import { migrations } from "../../src/db/migrations/index.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
+
+// Read at each embedded start (embeddedPostgres.ts); the template describe puts it back for its tests.
+const template = process.env[pgliteTemplateEnv]
+delete process.env[pgliteTemplateEnv]
 
 type Db = PgClient.PgClient | SqlClient.SqlClient
 
@@ -281,3 +291,50 @@ describe.skipIf(serverUrl === undefined)(
     databaseSuite(() => ({ url, dataDir: undefined }))
   }
 )
+
+describe.skipIf(!template)("Database on embedded PGlite from the suite's migrated template", () => {
+  let dataDir = ""
+  beforeAll(() => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-pglite-template-"))
+    process.env[pgliteTemplateEnv] = template
+  })
+  afterAll(() => {
+    delete process.env[pgliteTemplateEnv]
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  const applied = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ migration_id: number; name: string; created_at: Date }>`SELECT migration_id, name, created_at FROM schema_migrations ORDER BY migration_id`
+  )
+
+  it.live("a new data directory starts from the template, every migration recorded before this open, and reopens as it was", () =>
+    Effect.gen(function* () {
+      const openedAtMs = Date.now()
+      const first = yield* Effect.provide(applied, Database.layer({ url: undefined, dataDir }))
+      expect(first.map((m) => [m.migration_id, m.name])).toEqual(shipped)
+      // Recorded when the template was built: this open applied nothing.
+      for (const m of first) expect(m.created_at.getTime()).toBeLessThan(openedAtMs)
+      expect(fs.existsSync(path.join(dataDir, "pg", "PG_VERSION"))).toBe(true)
+      yield* Effect.provide(
+        Effect.flatMap(PgClient.PgClient, (sql) => sql`INSERT INTO meta (key, value) VALUES ('from-template', ${sql.json({ n: 1 })})`),
+        Database.layer({ url: undefined, dataDir })
+      )
+      // An existing directory is opened as it is, not loaded again.
+      const [again, rows] = yield* Effect.provide(
+        Effect.all([applied, Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ key: string }>`SELECT key FROM meta WHERE key = 'from-template'`)]),
+        Database.layer({ url: undefined, dataDir })
+      )
+      expect(again).toEqual(first)
+      expect(rows).toEqual([{ key: "from-template" }])
+    })
+  )
+
+  it.live("an in-memory database starts from it too", () =>
+    Effect.gen(function* () {
+      const openedAtMs = Date.now()
+      const rows = yield* Effect.provide(applied, Database.layer({ url: undefined, dataDir: undefined }))
+      expect(rows.map((m) => [m.migration_id, m.name])).toEqual(shipped)
+      for (const m of rows) expect(m.created_at.getTime()).toBeLessThan(openedAtMs)
+    })
+  )
+})

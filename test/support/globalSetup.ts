@@ -10,9 +10,15 @@
  *
  * It also compiles Hood's contracts into their cache first (`compileHoodContracts`), so no test
  * file compiles them on its own event loop.
+ *
+ * And it builds (or finds cached) the migrated PGlite template and names it in
+ * `CURVESTREAM_PGLITE_TEMPLATE` (`pgliteTemplate.ts`): vitest's forked workers take this process's
+ * env when they start, after this setup, and the engines tests spawn inherit theirs.
  */
 import type { TestProject } from "vitest/node"
 import { compileHoodContracts } from "../../src/chain/hood/compile.js"
+import { pgliteTemplateEnv } from "../../src/db/internal/embeddedPostgres.js"
+import { pgliteTemplate } from "./pgliteTemplate.js"
 import { findPostgresBinDir, startPostgresServer } from "./postgresServer.js"
 
 declare module "vitest" {
@@ -28,6 +34,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // worker's event loop for 26 s (loopWatch), where vitest's fixed 60 s worker RPC timeout fails a
   // green run on a slower machine. Workers then read the cache in milliseconds.
   compileHoodContracts()
+  // Set already (empty: no template) it is left as it is.
+  if (process.env[pgliteTemplateEnv] === undefined) process.env[pgliteTemplateEnv] = await pgliteTemplate()
   const requireServers = process.env.CURVESTREAM_REQUIRE_SERVERS === "1"
   const binDir = findPostgresBinDir()
   if (binDir === undefined) {

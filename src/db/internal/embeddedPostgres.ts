@@ -24,6 +24,12 @@
  *   PGlite (which flushes to disk), then ends the thread (terminated after `stopTimeoutMs`),
  *   then releases the lock. The caller closes its client
  *   before this scope's finalizers run.
+ * - A new database (in memory, or a `<dataDir>/pg` without `PG_VERSION`) starts from the
+ *   PGlite data directory tarball `CURVESTREAM_PGLITE_TEMPLATE` names, when it is set and the
+ *   file reads (the test suite's migrated template, built by `test/support/pgliteTemplate.ts`:
+ *   initdb in WASM costs seconds per database). Unset, the production default, nothing changes.
+ *   Migrations run after either way; a template holding a migration this build does not ship
+ *   fails them (see `Database.runMigrations`), so a template is only ever built from this code.
  */
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, type Scope } from "effect"
@@ -45,6 +51,9 @@ export interface EmbeddedPostgresAddress {
 
 const host = "127.0.0.1"
 
+/** The env var naming a PGlite data directory tarball a new database starts from (see the module note). */
+export const pgliteTemplateEnv = "CURVESTREAM_PGLITE_TEMPLATE"
+
 /** How long a stopping PGlite may take to close (flush) before its thread is terminated. */
 export const stopTimeoutMs = 30_000
 
@@ -58,10 +67,10 @@ type WorkerMessage =
   | { readonly type: "failed"; readonly message: string }
   | { readonly type: "stopped"; readonly problems: ReadonlyArray<string> }
 
-const startWorker = (pgDataDir: string | undefined): Effect.Effect<RunningWorker, SqlError> =>
+const startWorker = (pgDataDir: string | undefined, templateFile: string | undefined): Effect.Effect<RunningWorker, SqlError> =>
   Effect.async<RunningWorker, SqlError>((resume) => {
     const worker = new Worker(new URL("./pgliteWorker.mjs", import.meta.url), {
-      workerData: { pgDataDir, host, maxConnections: socketConnectionsMax }
+      workerData: { pgDataDir, templateFile, host, maxConnections: socketConnectionsMax }
     })
     // Listeners are removed one by one: Worker keeps internal listeners (its port's ref counting)
     // that `removeAllListeners()` would take away too.
@@ -127,7 +136,9 @@ export const startEmbeddedPostgres = (
     const pgDataDir = dataDir === undefined ? undefined : path.join(dataDir, "pg")
     if (dataDir !== undefined) yield* acquireDirectoryLock(dataDir)
 
-    const worker = yield* Effect.acquireRelease(startWorker(pgDataDir), stopWorker)
+    // Read here, at each start, not on the thread: a test that must see an empty database unsets it.
+    const templateFile = process.env[pgliteTemplateEnv] || undefined
+    const worker = yield* Effect.acquireRelease(startWorker(pgDataDir, templateFile), stopWorker)
     const conn = worker.conn
     // `getServerConn()` is `host:port` once listening (the OS picked the port).
     const port = Number(conn.slice(conn.lastIndexOf(":") + 1))

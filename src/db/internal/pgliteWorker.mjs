@@ -3,14 +3,16 @@
 // served over the PostgreSQL wire protocol on a loopback socket by pglite-socket.
 //
 // Protocol with the parent (plain JS so it loads the same under tsx, vitest and node):
-//   workerData: { pgDataDir: string | undefined, host: string, maxConnections: number }
+//   workerData: { pgDataDir: string | undefined, templateFile: string | undefined, host: string, maxConnections: number }
 //   → { type: "ready", conn: "host:port" } | { type: "failed", message }
 //   ← { type: "stop" }  → { type: "stopped" } (socket server stopped, PGlite closed and flushed)
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { parentPort, workerData } from "node:worker_threads"
 
-const { pgDataDir, host, maxConnections } = workerData
+const { pgDataDir, templateFile, host, maxConnections } = workerData
 let db
 let server
 
@@ -27,8 +29,21 @@ parentPort.on("message", (message) => {
   if (message?.type === "stop") void stop()
 })
 
+// The template tarball (embeddedPostgres.ts) for a database not created yet; undefined when there
+// is none, it does not read, or the directory already holds a database (opened as it is).
+const template = () => {
+  if (templateFile === undefined) return undefined
+  if (pgDataDir !== undefined && fs.existsSync(path.join(pgDataDir, "PG_VERSION"))) return undefined
+  try {
+    return new Blob([fs.readFileSync(templateFile)])
+  } catch {
+    return undefined
+  }
+}
+
 try {
-  db = await PGlite.create(pgDataDir === undefined ? {} : { dataDir: pgDataDir })
+  const loadDataDir = template()
+  db = await PGlite.create({ ...(pgDataDir === undefined ? {} : { dataDir: pgDataDir }), ...(loadDataDir === undefined ? {} : { loadDataDir }) })
   server = new PGLiteSocketServer({ db, host, port: 0, maxConnections })
   await server.start()
   parentPort.postMessage({ type: "ready", conn: server.getServerConn() })
