@@ -1348,6 +1348,40 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       const relaySigns = (a: Agent, walletId: string, leg: { claimId: string; unsignedTransaction: string }) =>
         Effect.runPromise(Effect.either(wallets.signClaimed(a.caller.principal, walletId, { claimId: leg.claimId, transaction: Buffer.from(leg.unsignedTransaction.slice(2), "hex") })))
 
+      /** A TEE launch with a dev buy whose createCurve and fee legs landed, and whose buy leg's claim then expired unsigned. */
+      const buyLegLapsed = async () => {
+        const a = await agent()
+        const tee = await teeWallet(a)
+        await setTxLimit(a, spendUsd)
+        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+        const build = await buildBuy(a, b)
+        const op = build.operation!
+        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await confirm(leg))).toBe(true)
+        await backdateClaim(op.legs[2]!.claimId)
+        return { a, b, build, op, confirm }
+      }
+      type Confirm = () => Promise<Either.Either<unknown, LaunchError>>
+      /** The key's window one micro-dollar short of the buy: the reissue is refused (LAUNCH_FAILED, retryable: createCurve landed). */
+      const refusedPastLimit = async (a: Agent, confirm: Confirm) => {
+        await setTxLimit(a, spendUsd - 1n)
+        const refused = await confirm()
+        expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, refused.left.details?.reason]).toEqual(["launch_failed", true, "tx_limit_reached"])
+      }
+      /** The window fits the buy again: the dev-buy leg is reissued at its nonce with a new claim (createCurve and the fee mined). */
+      const buyReissued = async (a: Agent, op: HoodOperation, confirm: Confirm) => {
+        await setTxLimit(a, spendUsd)
+        const next = operationOf(await confirm())
+        expect(next.legs.map((l) => [l.kind, l.status, l.nonce])).toEqual([
+          ["createCurve", "mined", op.legs[0]!.nonce],
+          ["feeTransfer", "mined", op.legs[1]!.nonce],
+          ["devBuy", "pending", op.legs[2]!.nonce]
+        ])
+        expect(next.legs[2]!.claimId).not.toBe(op.legs[2]!.claimId)
+        return next
+      }
+
       it("the fee leg's claim expired unsigned after createCurve landed: the next confirm reissues it at the same nonce (the old claim never signable), it signs and the launch records, booked once", async () => {
         const a = await agent()
         const tee = await teeWallet(a)
@@ -1416,33 +1450,15 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       })
 
       it("the buy leg's claim expired unsigned and its hold swept: reissued at the same nonce only once the hold is reserved again (refused past the limit: nothing reissued); held once, booked once", async () => {
-        const a = await agent()
-        const tee = await teeWallet(a)
-        await setTxLimit(a, spendUsd)
-        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
-        const build = await buildBuy(a, b)
-        const op = build.operation!
-        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
-          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
-        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await confirm(leg))).toBe(true)
-        await backdateClaim(op.legs[2]!.claimId)
+        const { a, b, build, op, confirm } = await buyLegLapsed()
         await backdateHolds(a)
         await sweepNow()
         expect((await holds(a)).map((h) => [h.id, h.state])).toEqual([[holdIdOf(a, b, 1), "released"]])
         // The window no longer fits the buy: the reissue is refused (LAUNCH_FAILED, retryable: createCurve landed), nothing reissued or held.
-        await setTxLimit(a, spendUsd - 1n)
-        const refused = await confirm()
-        expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, refused.left.details?.reason]).toEqual(["launch_failed", true, "tx_limit_reached"])
+        await refusedPastLimit(a, confirm)
         expect((await holds(a)).map((h) => h.state)).toEqual(["released"])
         expect(await claimState(op.legs[2]!.claimId)).toBe("expired")
-        await setTxLimit(a, spendUsd)
-        const next = operationOf(await confirm())
-        expect(next.legs.map((l) => [l.kind, l.status, l.nonce])).toEqual([
-          ["createCurve", "mined", op.legs[0]!.nonce],
-          ["feeTransfer", "mined", op.legs[1]!.nonce],
-          ["devBuy", "pending", op.legs[2]!.nonce]
-        ])
-        expect(next.legs[2]!.claimId).not.toBe(op.legs[2]!.claimId)
+        const next = await buyReissued(a, op, confirm)
         expect((await holds(a)).map((h) => [h.id, h.state, h.usd])).toEqual([[holdIdOf(a, b, 1), "held", spendUsd.toString()]])
         const expiry = await withSql(Effect.orDie(sql<{ hold: Date; claim: Date }>`
           SELECT r.expires_at AS hold, (SELECT expires_at FROM sign_claims WHERE id = ${next.legs[2]!.claimId}) AS claim FROM spend_reservations r WHERE r.id = ${holdIdOf(a, b, 1)}`))
@@ -1456,16 +1472,7 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       })
 
       it("the buy leg's claim expired unsigned, its hold still held but taken before the key's daily window reset: the reissue decides it anew in today's window (refused past the limit: nothing reissued, the hold as it was), then moves it into today's window; booked once", async () => {
-        const a = await agent()
-        const tee = await teeWallet(a)
-        await setTxLimit(a, spendUsd)
-        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
-        const build = await buildBuy(a, b)
-        const op = build.operation!
-        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
-          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
-        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await confirm(leg))).toBe(true)
-        await backdateClaim(op.legs[2]!.claimId)
+        const { a, b, build, op, confirm } = await buyLegLapsed()
         // The hold was taken yesterday (before today's UTC day start) and is still held: it weighs nothing in today's window.
         const yesterday = new Date(Date.now() - 25 * 3_600_000)
         await withSql(Effect.orDie(sql`UPDATE spend_reservations SET created_at = ${yesterday} WHERE id = ${holdIdOf(a, b, 1)}`))
@@ -1475,21 +1482,12 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
         const windowUsed = () => withSql(Effect.orDie(windowUsedUsdMicros(a.caller.keyId, "daily", Date.now())))
         expect(await windowUsed()).toBe(0n)
         // Today's window no longer fits the buy: the reissue is refused (LAUNCH_FAILED, retryable: createCurve landed); the hold is left in yesterday's window, unextended.
-        await setTxLimit(a, spendUsd - 1n)
-        const refused = await confirm()
-        expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, refused.left.details?.reason]).toEqual(["launch_failed", true, "tx_limit_reached"])
+        await refusedPastLimit(a, confirm)
         expect(await heldAt()).toMatchObject({ state: "held", usd: spendUsd.toString() })
         expect(new Date((await heldAt()).created).getTime()).toBe(yesterday.getTime())
         expect(await claimState(op.legs[2]!.claimId)).toBe("expired")
         // It fits: the hold moves into today's window (the window now holds it) and the buy is reissued at the same nonce.
-        await setTxLimit(a, spendUsd)
-        const next = operationOf(await confirm())
-        expect(next.legs.map((l) => [l.kind, l.status, l.nonce])).toEqual([
-          ["createCurve", "mined", op.legs[0]!.nonce],
-          ["feeTransfer", "mined", op.legs[1]!.nonce],
-          ["devBuy", "pending", op.legs[2]!.nonce]
-        ])
-        expect(next.legs[2]!.claimId).not.toBe(op.legs[2]!.claimId)
+        const next = await buyReissued(a, op, confirm)
         expect(await heldAt()).toMatchObject({ state: "held", usd: spendUsd.toString() })
         expect(new Date((await heldAt()).created).getTime()).toBeGreaterThan(yesterday.getTime() + 3_600_000)
         expect(await windowUsed()).toBe(spendUsd)
