@@ -170,11 +170,12 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
       const attempt = yield* devBuyAttempt(deps.prices, "tee", stored.row.request, stored.build.fee?.bps ?? caller.plan.feeBps)
       if (attempt === undefined) return
       const until = (yield* Clock.currentTimeMillis) + CLAIM_LIFETIME_MS
-      const refusal = (e: SpendError) => Effect.fail(holdAgainRefused(e))
-      const kept = yield* withSql(onLaunchKey(stored, attempt, (input) => keepHeldIn(input, until))).pipe(Effect.catchTag("SpendError", refusal), launchStorage("keeping the dev-buy hold"))
-      if (kept !== "not_held") return
-      if ((yield* withSql(reservationState(hoodSelfHoldOf(refOf(stored)))).pipe(launchStorage("reading the dev-buy hold"))) !== "released") return
-      yield* withSql(onLaunchKey(stored, attempt, reserveIn)).pipe(Effect.catchTag("SpendError", refusal), launchStorage("holding the dev buy again"))
+      // One transaction, the key locked once: held → kept (or decided anew); released → reserved anew; booked → left.
+      const keepOrReserve = (input: ReserveInput) =>
+        Effect.flatMap(keepHeldIn(input, until), (kept) =>
+          kept !== "not_held" ? Effect.void : Effect.flatMap(reservationState(input.reservationId), (state) => (state === "released" ? Effect.asVoid(reserveIn(input)) : Effect.void))
+        )
+      yield* withSql(onLaunchKey(stored, attempt, keepOrReserve)).pipe(Effect.catchTag("SpendError", (e) => Effect.fail(holdAgainRefused(e))), launchStorage("holding the dev buy again"))
     })
 
   /** At the launch's record (its confirming transaction): the hold settled from the operation's own legs (`settledHoldOf`). */
