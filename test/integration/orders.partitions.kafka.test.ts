@@ -56,7 +56,8 @@ const openActors = (world: World, name = "", writerPause?: TriggerWriterPause["T
     const { actors } = yield* MarketActors.make({ shards: 2, orders, checkpointIntervalMs: 20, reloadOnAssign: true }).pipe(
       Effect.provideService(Bus, bus),
       Effect.provide(world.database),
-      Scope.extend(scope)
+      Scope.extend(scope),
+      Effect.annotateLogs({ process: name }) // each process's assignments and revocations told apart in the log
     )
     return { bus, actors, hooks: hooks!, close: Scope.close(scope, Exit.void) }
   })
@@ -116,7 +117,7 @@ describe.skipIf(skipKafka())(`limit-order books held by partition: KafkaBus on l
         const { world, database, publisher, markets, last, publish, nudge, applied, priceNow } = yield* kafkaWorld("moves")
         yield* publish(markets.flatMap((m) => [m.created(), ...m.buy("early", SOL)]))
 
-        const a = yield* openActors(world)
+        const a = yield* openActors(world, "a")
         yield* applied([a], "the openings applied")
         expect(a.actors.stats().reloads).toBe(PARTITIONS)
         const first = markets.map((m, i) => order(`ord_a${i}`, m.mint, priceNow([a], m)))
@@ -125,7 +126,7 @@ describe.skipIf(skipKafka())(`limit-order books held by partition: KafkaBus on l
 
         // B joins and the crossing buys go out at once: each is applied by A before the move, by
         // B after it (replayed from the committed offset), or by both.
-        const b = yield* openActors(world)
+        const b = yield* openActors(world, "b")
         yield* publish(markets.flatMap((m) => m.buy("whale", 2n * SOL)))
         yield* eventuallyEffect(
           Effect.suspend(() =>
@@ -137,16 +138,34 @@ describe.skipIf(skipKafka())(`limit-order books held by partition: KafkaBus on l
         yield* eventuallyEffect(Effect.sync(() => first.every((o) => world.handed.includes(o.id))), { what: "every first order handed off", deadlineMs: 20_000, intervalMs: 10 })
         expect(a.hooks.books.size() + b.hooks.books.size()).toBe(0)
 
-        // Settled: orders created now are held by their market's owner only, and both own some.
+        // Orders created now are held by their market's owner only, and both own some, once the
+        // group has settled. The wait above sees the first generation that split the partitions;
+        // the mock broker may rebalance again (a member slow to rejoin under load is left out of a
+        // generation), and a partition in flight is held by neither: its old owner dropped it at
+        // the revocation, its new owner loads it at its first batch (`onAssigned`), which the
+        // nudges bring. So: every order held exactly once, once the moves stop (a partition whose
+        // orders were never loaded by its owner fails here at the deadline).
         const second = markets.map((m, i) => order(`ord_b${i}`, m.mint, priceNow([a, b], m)))
         for (const o of second) yield* createOrder(o, Date.now()).pipe(Effect.provide(database))
-        yield* a.hooks.sync
-        yield* b.hooks.sync
-        const heldByA = heldIds(a, markets)
-        const heldByB = heldIds(b, markets)
-        expect([...heldByA, ...heldByB].sort()).toEqual(second.map((o) => o.id).sort())
-        expect(heldByA.length).toBeGreaterThan(0)
-        expect(heldByB.length).toBeGreaterThan(0)
+        const secondIds = second.map((o) => o.id).sort()
+        const holds = () => ({ a: heldIds(a, markets), b: heldIds(b, markets) })
+        const { b: heldByB } = yield* eventuallyEffect(
+          Effect.gen(function* () {
+            yield* a.hooks.sync
+            yield* b.hooks.sync
+            const held = holds()
+            const settled = held.a.length > 0 && held.b.length > 0 && JSON.stringify([...held.a, ...held.b].sort()) === JSON.stringify(secondIds)
+            if (!settled) yield* nudge()
+            return settled && held
+          }),
+          {
+            what: "every second order held by exactly one process, both holding some",
+            deadlineMs: 60_000,
+            intervalMs: 200,
+            detail: () => `held now: ${JSON.stringify(holds())}; A ${JSON.stringify(a.actors.stats())}; B ${JSON.stringify(b.actors.stats())}`
+          }
+        )
+        yield* applied([a, b], "the nudges applied")
         const bMarkets = markets.filter((_, i) => heldByB.includes(`ord_b${i}`))
         for (const m of bMarkets) expect(b.actors.state("solana", m.mint)?.core?.lastPosition).toBe(last.get(m.mint))
         const bPartitions = new Set(bMarkets.map((m) => publisher.partitionFor("chain.events", `solana:${m.mint}`)))
