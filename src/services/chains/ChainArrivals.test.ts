@@ -22,6 +22,20 @@ import { Arrivals, ChainArrivals, layer } from "./ChainArrivals.js"
 const SOL = 1_000_000_000n
 
 describe("Arrivals", () => {
+  it("delivered: whether the stream delivered a transaction among the last recentMax (a Hood hash in any case), without waiting", () => {
+    const arrivals = new Arrivals(2, 8)
+    expect(arrivals.delivered("sig-a")).toBe(false)
+    arrivals.seen("sig-a")
+    arrivals.seen("0xABCdef")
+    expect(arrivals.delivered("sig-a")).toBe(true)
+    expect(arrivals.delivered("SIG-A")).toBe(false) // a Solana signature is base58: case counts
+    expect(arrivals.delivered("0xabcDEF")).toBe(true)
+    arrivals.seen("sig-c") // the ring holds 2: sig-a is forgotten
+    expect(arrivals.delivered("sig-a")).toBe(false)
+    expect(arrivals.delivered("sig-c")).toBe(true)
+    expect(arrivals.stats().waiting).toBe(0)
+  })
+
   it.effect("wakes a waiter when its transaction arrives, and only that one", () =>
     Effect.gen(function* () {
       const arrivals = new Arrivals(8, 8)

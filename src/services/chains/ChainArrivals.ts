@@ -73,6 +73,14 @@ export class Arrivals {
     }
   }
 
+  /**
+   * Whether the stream delivered `transaction` among the last `recentMax` (so it is on chain at the
+   * ingester's commitment, `confirmed` by default). A hint to read more at once, never a verdict.
+   */
+  delivered(transaction: string): boolean {
+    return this.recent.has(keyOf(transaction))
+  }
+
   /** Succeeds once the stream delivered `signature` (at once if it did among the last `recentMax`); interrupting it unregisters it. */
   arrived(transaction: string): Effect.Effect<void> {
     const signature = keyOf(transaction)

@@ -1,4 +1,5 @@
 import {
+  address,
   SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE,
   SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND,
@@ -10,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { closeLoopback, listenLoopback } from "../../../test/support/loopbackHttp.js"
 import { createNodeSolanaRpc } from "../../chain/internal/JsonRpcHttp.js"
 import { causedBy, customCodeOf } from "../../chain/solana/client/NodeRefusals.js"
+import { eventLogLine, type TradeEvent } from "../../chain/solana/program/Events.js"
+import { SVC_CURVE_PROGRAM_ID } from "../../chain/solana/program/ProgramIds.js"
 import { makeSolanaTradeChain } from "./SolanaTradeChain.js"
 
 const hasBlockhashNotFound = (e: unknown) => causedBy(e, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)
@@ -93,5 +96,97 @@ describe("the build's chain read fails as it did through kit's RPC", () => {
     const got = await Effect.runPromise(chain.venueAndHoldings(mint, owner))
     expect(got.venue).toBeUndefined()
     expect(got.holdings).toEqual({ lamports: 9007199254740993n, tokenRaw: 0n })
+  })
+})
+
+describe("a sent trade's verdict: the transaction read beside its status once the stream delivered it", () => {
+  // A scripted node: each request is logged by method; `getTransaction` answers `transactions` in
+  // turn (the last one repeated); with `holdStatus`, the status answer waits until a
+  // `getTransaction` request has arrived (so a look that reads one after the other never ends).
+  const log: Array<string> = []
+  let transactions: Array<unknown> = []
+  let holdStatus = false
+  let txArrived: () => void = () => {}
+  let txSeen = new Promise<void>((r) => (txArrived = r))
+  const signature = "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"
+  const trade: TradeEvent = {
+    kind: "Trade",
+    mint: address("So11111111111111111111111111111111111111112"),
+    curve: address("11111111111111111111111111111111"),
+    trader: address("11111111111111111111111111111111"),
+    side: "buy",
+    amountInRaw: 10n,
+    amountOutRaw: 123_456_789n,
+    feeRaw: 0n,
+    creatorFeeRaw: 0n,
+    virtualQuoteAfterRaw: 1n,
+    virtualTokenAfterRaw: 1n,
+    realQuoteAfterRaw: 1n,
+    crossesGraduation: false
+  }
+  const landedTx = {
+    slot: 9,
+    blockTime: null,
+    meta: { err: null, fee: 5000, logMessages: [`Program ${SVC_CURVE_PROGRAM_ID} invoke [1]`, eventLogLine(trade), `Program ${SVC_CURVE_PROGRAM_ID} success`] },
+    transaction: ["", "base64"],
+    version: 0
+  }
+  const rpcAnswer = (id: unknown, result: unknown) => JSON.stringify({ jsonrpc: "2.0", id, result })
+  const server = http.createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as { id: unknown; method: string }
+      log.push(body.method)
+      const reply = (result: unknown) => {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(rpcAnswer(body.id, result))
+      }
+      if (body.method === "getTransaction") {
+        txArrived()
+        reply(transactions.length > 1 ? transactions.shift() : transactions[0])
+      } else if (body.method === "getSignatureStatuses") {
+        const status = { context: { slot: 9 }, value: [{ slot: 9, confirmations: null, err: null, confirmationStatus: "confirmed", status: { Ok: null } }] }
+        if (holdStatus) void txSeen.then(() => reply(status))
+        else reply(status)
+      } else reply(null)
+    })
+  })
+  let url = ""
+  beforeAll(async () => {
+    url = await listenLoopback(server)
+  })
+  afterAll(async () => {
+    await closeLoopback(server)
+  })
+  const reset = (script: { readonly transactions: Array<unknown>; readonly holdStatus: boolean }) => {
+    log.length = 0
+    transactions = [...script.transactions]
+    holdStatus = script.holdStatus
+    txSeen = new Promise<void>((r) => (txArrived = r))
+  }
+
+  it("delivered: the read starts before the status answers, and the landed trade's amount comes from it", async () => {
+    reset({ transactions: [landedTx], holdStatus: true })
+    const chain = makeSolanaTradeChain({ rpcUrl: url })
+    const seen = await Effect.runPromise(chain.observe(signature, 100n, () => true))
+    expect(seen).toEqual({ outcome: "landed", amountOutRaw: 123_456_789n })
+    expect(log.slice().sort()).toEqual(["getSignatureStatuses", "getTransaction"])
+  })
+
+  it("delivered, but the node did not have the transaction yet when read: it is read again once the status says landed", async () => {
+    reset({ transactions: [null, landedTx], holdStatus: true })
+    const chain = makeSolanaTradeChain({ rpcUrl: url })
+    const seen = await Effect.runPromise(chain.observe(signature, 100n, () => true))
+    expect(seen).toEqual({ outcome: "landed", amountOutRaw: 123_456_789n })
+    expect(log.filter((m) => m === "getTransaction")).toHaveLength(2)
+  })
+
+  it("not delivered: the status first, then the read (one request at a time, as a pending poll needs)", async () => {
+    reset({ transactions: [landedTx], holdStatus: false })
+    const chain = makeSolanaTradeChain({ rpcUrl: url })
+    const seen = await Effect.runPromise(chain.observe(signature, 100n))
+    expect(seen).toEqual({ outcome: "landed", amountOutRaw: 123_456_789n })
+    expect(log).toEqual(["getSignatureStatuses", "getTransaction"])
   })
 })

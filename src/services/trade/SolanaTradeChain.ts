@@ -26,7 +26,7 @@ import {
   signature as asSignature,
   type Signature
 } from "@solana/kit"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { createHash } from "node:crypto"
 import { curveAddressesOf, findCurveAddresses, getBuyInstruction, getPoolSwapInstruction, getSellInstruction, quoteAccountOf } from "../../chain/solana/client/CurveInstructions.js"
 import {
@@ -41,7 +41,7 @@ import { buildTransactionMessage } from "../../chain/solana/client/Transactions.
 import { checkedAddress } from "../../chain/solana/client/Accounts.js"
 import { causedBy, customCodeOf } from "../../chain/solana/client/NodeRefusals.js"
 import { makeMultipleAccountsReader, type RawAccount } from "../../chain/solana/client/MultipleAccounts.js"
-import { makeTransactionWatch, type Observed } from "../../chain/solana/client/TransactionWatch.js"
+import { makeTransactionWatch } from "../../chain/solana/client/TransactionWatch.js"
 import { buyLegFailure } from "../../chain/solana/launch/BuyLegTransaction.js"
 import { curveParamsOf, curveStateOf, decodeCurve } from "../../chain/solana/program/accounts/Curve.js"
 import { decodePool } from "../../chain/solana/program/accounts/Pool.js"
@@ -210,13 +210,26 @@ const executedOut = (watch: Watch, signature: string) =>
     }
   )
 
-/** The chain's verdict on a sent trade: landed with its executed amount, reverted with its code, never lands, or pending. */
-const observeTrade = (watch: Watch, signature: string, lastValidBlockHeight: bigint): Effect.Effect<TradeObservation, ReturnType<typeof tradeError>> =>
+/**
+ * The chain's verdict on a sent trade: landed with its executed amount, reverted with its code,
+ * never lands, or pending. Once `delivered` (the ingest stream delivered the transaction), the
+ * transaction is read beside its status: one round trip to the node instead of two. The status
+ * still decides; a read that came back before the node had the transaction is made again after it.
+ */
+const observeTrade = (
+  watch: Watch,
+  signature: string,
+  lastValidBlockHeight: bigint,
+  delivered: () => boolean
+): Effect.Effect<TradeObservation, ReturnType<typeof tradeError>> =>
   Effect.gen(function* () {
-    const seen: Observed = yield* watch.observe(signature, lastValidBlockHeight)
+    const [seen, early] = yield* Effect.all(
+      [watch.observe(signature, lastValidBlockHeight), delivered() ? Effect.either(executedOut(watch, signature)) : Effect.succeed(undefined)],
+      { concurrency: "unbounded" }
+    )
     switch (seen.outcome) {
       case "landed": {
-        const out = yield* executedOut(watch, signature)
+        const out = early !== undefined && Either.isRight(early) && early.right !== undefined ? early.right : yield* executedOut(watch, signature)
         return out === undefined ? ({ outcome: "pending" } as const) : ({ outcome: "landed", amountOutRaw: out } as const)
       }
       case "reverted":
@@ -357,7 +370,8 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
       })
     )
 
-  const observe = (signature: string, lastValidBlockHeight: bigint) => observeTrade(watch, signature, lastValidBlockHeight)
+  /** `delivered`: whether the ingest stream delivered the transaction (`ChainArrivals`), asked at each look. */
+  const observe = (signature: string, lastValidBlockHeight: bigint, delivered: () => boolean = () => false) => observeTrade(watch, signature, lastValidBlockHeight, delivered)
 
   const trace = (b: BuiltOnChain) => traceBuilt(watch, b)
 

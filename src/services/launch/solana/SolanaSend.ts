@@ -22,9 +22,18 @@ export const makeSolanaSend = (ctx: SolanaContext, reads: SolanaReads, builds: S
   const { transactionInput, checkedSize } = builds
 
   const confirm = (sending: LaunchSending, payer: string, plan: LaunchPlan) => {
-    /** One look: the landed launch, or none yet (a failed read is retried like a pending status, within the deadline). */
+    const landedRead = Effect.either(readLanded(sending.signature, sending.mint, sending.curve, payer, plan))
+    /**
+     * One look: the landed launch, or none yet (a failed read is retried like a pending status,
+     * within the deadline). Once the ingest stream delivered the transaction, it is read beside its
+     * status (one round trip to the node instead of two); the status still decides, and a read that
+     * came back before the node had the transaction at `confirmed` is made again after it.
+     */
     const look = Effect.gen(function* () {
-      const seen = yield* Effect.either(observe(sending.signature, sending.lastValidBlockHeight, false))
+      const [seen, early] = yield* Effect.all(
+        [Effect.either(observe(sending.signature, sending.lastValidBlockHeight, false)), arrivals?.delivered(sending.signature) === true ? landedRead : Effect.succeed(undefined)],
+        { concurrency: "unbounded" }
+      )
       if (Either.isRight(seen)) {
         const o = seen.right
         if (o._tag === "Reverted") {
@@ -41,7 +50,7 @@ export const makeSolanaSend = (ctx: SolanaContext, reads: SolanaReads, builds: S
           })
         }
         if (o._tag === "Landed") {
-          const landed = yield* Effect.either(readLanded(sending.signature, sending.mint, sending.curve, payer, plan))
+          const landed = early !== undefined && Either.isRight(early) && early.right !== undefined ? early : yield* landedRead
           if (Either.isRight(landed) && landed.right !== undefined) return Option.some(landed.right)
         }
       }
