@@ -101,11 +101,13 @@ describe("the build's chain read fails as it did through kit's RPC", () => {
 
 describe("a sent trade's verdict: the transaction read beside its status once the stream delivered it", () => {
   // A scripted node: each request is logged by method; `getTransaction` answers `transactions` in
-  // turn (the last one repeated); with `holdStatus`, the status answer waits until a
-  // `getTransaction` request has arrived (so a look that reads one after the other never ends).
+  // turn (the last one repeated). `holdStatus: "untilRead"`: the status answer waits until a
+  // `getTransaction` request has arrived (so a look that reads one after the other never ends);
+  // `holdStatus: 50`: it waits 50 ms, then logs `status answered` (a read sent beside the status
+  // shows in the log before it).
   const log: Array<string> = []
   let transactions: Array<unknown> = []
-  let holdStatus = false
+  let holdStatus: "untilRead" | number | undefined
   let txArrived: () => void = () => {}
   let txSeen = new Promise<void>((r) => (txArrived = r))
   const signature = "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"
@@ -147,7 +149,8 @@ describe("a sent trade's verdict: the transaction read beside its status once th
         reply(transactions.length > 1 ? transactions.shift() : transactions[0])
       } else if (body.method === "getSignatureStatuses") {
         const status = { context: { slot: 9 }, value: [{ slot: 9, confirmations: null, err: null, confirmationStatus: "confirmed", status: { Ok: null } }] }
-        if (holdStatus) void txSeen.then(() => reply(status))
+        if (holdStatus === "untilRead") void txSeen.then(() => reply(status))
+        else if (holdStatus !== undefined) setTimeout(() => (log.push("status answered"), reply(status)), holdStatus)
         else reply(status)
       } else reply(null)
     })
@@ -159,7 +162,7 @@ describe("a sent trade's verdict: the transaction read beside its status once th
   afterAll(async () => {
     await closeLoopback(server)
   })
-  const reset = (script: { readonly transactions: Array<unknown>; readonly holdStatus: boolean }) => {
+  const reset = (script: { readonly transactions: Array<unknown>; readonly holdStatus?: "untilRead" | number }) => {
     log.length = 0
     transactions = [...script.transactions]
     holdStatus = script.holdStatus
@@ -167,7 +170,7 @@ describe("a sent trade's verdict: the transaction read beside its status once th
   }
 
   it("delivered: the read starts before the status answers, and the landed trade's amount comes from it", async () => {
-    reset({ transactions: [landedTx], holdStatus: true })
+    reset({ transactions: [landedTx], holdStatus: "untilRead" })
     const chain = makeSolanaTradeChain({ rpcUrl: url })
     const seen = await Effect.runPromise(chain.observe(signature, 100n, () => true))
     expect(seen).toEqual({ outcome: "landed", amountOutRaw: 123_456_789n })
@@ -175,18 +178,26 @@ describe("a sent trade's verdict: the transaction read beside its status once th
   })
 
   it("delivered, but the node did not have the transaction yet when read: it is read again once the status says landed", async () => {
-    reset({ transactions: [null, landedTx], holdStatus: true })
+    reset({ transactions: [null, landedTx], holdStatus: "untilRead" })
     const chain = makeSolanaTradeChain({ rpcUrl: url })
     const seen = await Effect.runPromise(chain.observe(signature, 100n, () => true))
     expect(seen).toEqual({ outcome: "landed", amountOutRaw: 123_456_789n })
     expect(log.filter((m) => m === "getTransaction")).toHaveLength(2)
   })
 
-  it("not delivered: the status first, then the read (one request at a time, as a pending poll needs)", async () => {
-    reset({ transactions: [landedTx], holdStatus: false })
+  it("delivered, and the node's transaction carries no trade event: read once, pending (not read again)", async () => {
+    reset({ transactions: [{ ...landedTx, meta: { ...landedTx.meta, logMessages: [] } }], holdStatus: "untilRead" })
+    const chain = makeSolanaTradeChain({ rpcUrl: url })
+    const seen = await Effect.runPromise(chain.observe(signature, 100n, () => true))
+    expect(seen).toEqual({ outcome: "pending" })
+    expect(log.filter((m) => m === "getTransaction")).toHaveLength(1)
+  })
+
+  it("not delivered: the status first, then the read once it answered (one request at a time, as a pending poll needs)", async () => {
+    reset({ transactions: [landedTx], holdStatus: 50 })
     const chain = makeSolanaTradeChain({ rpcUrl: url })
     const seen = await Effect.runPromise(chain.observe(signature, 100n))
     expect(seen).toEqual({ outcome: "landed", amountOutRaw: 123_456_789n })
-    expect(log).toEqual(["getSignatureStatuses", "getTransaction"])
+    expect(log).toEqual(["getSignatureStatuses", "status answered", "getTransaction"])
   })
 })

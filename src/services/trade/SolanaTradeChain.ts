@@ -26,7 +26,7 @@ import {
   signature as asSignature,
   type Signature
 } from "@solana/kit"
-import { Effect, Either } from "effect"
+import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { curveAddressesOf, findCurveAddresses, getBuyInstruction, getPoolSwapInstruction, getSellInstruction, quoteAccountOf } from "../../chain/solana/client/CurveInstructions.js"
 import {
@@ -49,6 +49,7 @@ import { decodeSplTokenAccount } from "../../chain/solana/program/accounts/SplTo
 import { curveEventsFromLogs } from "../../chain/solana/program/Events.js"
 import { SvcCurveError } from "../../chain/solana/program/Errors.js"
 import { SVC_CURVE_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../chain/solana/program/ProgramIds.js"
+import { statusBeside } from "../../platform/ReadBeside.js"
 import { tradeError } from "./TradeError.js"
 import type { RevertReason, TradeObservation } from "./TradeMachine.js"
 import type { Side, VenueState } from "./VenueQuote.js"
@@ -197,24 +198,24 @@ const holdingsOf = (mint: string, sys: RawAccount | undefined, token: RawAccount
 /** The node connection the chain reads go through (`TransactionWatch.ts`), its failures `chain_unavailable`. */
 type Watch = ReturnType<typeof makeTransactionWatch<ReturnType<typeof tradeError>>>
 
-/** The amount the landed trade paid out, from svc-curve's event in its logs; undefined when unreadable. */
-const executedOut = (watch: Watch, signature: string) =>
-  Effect.map(
-    watch.read("getTransaction", (signal) =>
-      watch.rpc.getTransaction(asSignature(signature), { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send({ abortSignal: signal })
-    ),
-    (tx): bigint | undefined => {
-      const logs = tx?.meta?.logMessages ?? []
-      for (const { event } of curveEventsFromLogs(logs)) if (event.kind === "Trade" || event.kind === "PoolSwap") return event.amountOutRaw
-      return undefined
-    }
+/** The sent trade's transaction at `confirmed`; null while the node does not hold it there. */
+const tradeTransaction = (watch: Watch, signature: string) =>
+  watch.read("getTransaction", (signal) =>
+    watch.rpc.getTransaction(asSignature(signature), { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send({ abortSignal: signal })
   )
+type TradeTransaction = Effect.Effect.Success<ReturnType<typeof tradeTransaction>>
+
+/** The amount the landed trade paid out, from svc-curve's event in its logs; undefined when unreadable. Pure. */
+const executedOut = (tx: TradeTransaction): bigint | undefined => {
+  const logs = tx?.meta?.logMessages ?? []
+  for (const { event } of curveEventsFromLogs(logs)) if (event.kind === "Trade" || event.kind === "PoolSwap") return event.amountOutRaw
+  return undefined
+}
 
 /**
  * The chain's verdict on a sent trade: landed with its executed amount, reverted with its code,
  * never lands, or pending. Once `delivered` (the ingest stream delivered the transaction), the
- * transaction is read beside its status: one round trip to the node instead of two. The status
- * still decides; a read that came back before the node had the transaction is made again after it.
+ * transaction is read beside its status (`statusBeside`).
  */
 const observeTrade = (
   watch: Watch,
@@ -223,13 +224,10 @@ const observeTrade = (
   delivered: () => boolean
 ): Effect.Effect<TradeObservation, ReturnType<typeof tradeError>> =>
   Effect.gen(function* () {
-    const [seen, early] = yield* Effect.all(
-      [watch.observe(signature, lastValidBlockHeight), delivered() ? Effect.either(executedOut(watch, signature)) : Effect.succeed(undefined)],
-      { concurrency: "unbounded" }
-    )
+    const { status: seen, transaction } = yield* statusBeside(watch.observe(signature, lastValidBlockHeight), tradeTransaction(watch, signature), delivered())
     switch (seen.outcome) {
       case "landed": {
-        const out = early !== undefined && Either.isRight(early) && early.right !== undefined ? early.right : yield* executedOut(watch, signature)
+        const out = executedOut(yield* transaction)
         return out === undefined ? ({ outcome: "pending" } as const) : ({ outcome: "landed", amountOutRaw: out } as const)
       }
       case "reverted":

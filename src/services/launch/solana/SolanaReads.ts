@@ -69,14 +69,16 @@ export const makeSolanaReads = (ctx: SolanaContext) => {
       }
     })
 
-  /** The landed transaction's slot and its dev buy's fill (the Trade event of this mint). */
-  const readLanded = (signature: string, mint: string, curve: string, payer: string, plan: LaunchPlan) =>
+  /** The transaction at `confirmed`; null while the node does not hold it there. */
+  const transactionOf = (signature: string) =>
+    read("getTransaction", (signal) =>
+      rpc.getTransaction(asSignature(signature), { encoding: "json", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send({ abortSignal: signal })
+    )
+  type LandedTransaction = Effect.Effect.Success<ReturnType<typeof transactionOf>>
+
+  /** The landed launch of a transaction read (`transactionOf`): its slot and its dev buy's fill (the Trade event of this mint); undefined for none. */
+  const landedFrom = (tx: LandedTransaction, signature: string, mint: string, curve: string, payer: string, plan: LaunchPlan) =>
     Effect.gen(function* () {
-      const tx = yield* read("getTransaction", (signal) =>
-        rpc
-          .getTransaction(asSignature(signature), { encoding: "json", maxSupportedTransactionVersion: 0, commitment: "confirmed" })
-          .send({ abortSignal: signal })
-      )
       if (tx === null) return undefined
       if (plan.devBuy === null) return { mint, curve, signature, slot: tx.slot, devBuy: null, fee: plan.fee } satisfies SolanaLaunched
       // The fill: the buy's Trade event; failing that (logs cut short), the payer's token account of
@@ -90,6 +92,10 @@ export const makeSolanaReads = (ctx: SolanaContext) => {
       const devBuy = { amountInRaw: plan.devBuy.amountInRaw, filledRaw, minAmountOutRaw: plan.devBuy.minAmountOutRaw }
       return { mint, curve, signature, slot: tx.slot, devBuy, fee: plan.fee } satisfies SolanaLaunched
     })
+
+  /** The landed transaction's slot and its dev buy's fill; undefined while the node does not hold it at `confirmed`. */
+  const readLanded = (signature: string, mint: string, curve: string, payer: string, plan: LaunchPlan) =>
+    Effect.flatMap(transactionOf(signature), (tx) => landedFrom(tx, signature, mint, curve, payer, plan))
 
   const statusOf = (signature: string, history: boolean) =>
     read("getSignatureStatuses", (signal) =>
@@ -135,5 +141,5 @@ export const makeSolanaReads = (ctx: SolanaContext) => {
       Effect.withSpan("SolanaLaunch.mintView")
     )
 
-  return { simulate, readLanded, blockHeight, observe, mintView }
+  return { simulate, transactionOf, landedFrom, readLanded, blockHeight, observe, mintView }
 }

@@ -9,6 +9,7 @@ import { Effect, Either, Option } from "effect"
 import { type LaunchAttemptId, launchMintSigner } from "../../../chain/solana/launch/LaunchMint.js"
 import { assembleLaunchTransaction, type LaunchPlan } from "../../../chain/solana/launch/LaunchTransaction.js"
 import { awaitUntil } from "../../../platform/AwaitUntil.js"
+import { statusBeside } from "../../../platform/ReadBeside.js"
 import type { LaunchSending, SolanaLaunchInput, SolanaLaunchShape } from "../SolanaLaunch.js"
 import { fromWalletProvider, launchError } from "../SolanaLaunchError.js"
 import type { SolanaBuilds } from "./SolanaBuilds.js"
@@ -18,24 +19,21 @@ import { nodeAnswered, SIZING_LIFETIME } from "./SolanaRules.js"
 
 export const makeSolanaSend = (ctx: SolanaContext, reads: SolanaReads, builds: SolanaBuilds) => {
   const { provider, rpc, secret, fromBase64, encoder, confirmTimeoutMs, pollIntervalMs, timedBuild, read, arrivals } = ctx
-  const { simulate, readLanded, observe } = reads
+  const { simulate, transactionOf, landedFrom, observe } = reads
   const { transactionInput, checkedSize } = builds
 
   const confirm = (sending: LaunchSending, payer: string, plan: LaunchPlan) => {
-    const landedRead = Effect.either(readLanded(sending.signature, sending.mint, sending.curve, payer, plan))
+    const status = observe(sending.signature, sending.lastValidBlockHeight, false)
+    const txRead = transactionOf(sending.signature)
     /**
      * One look: the landed launch, or none yet (a failed read is retried like a pending status,
-     * within the deadline). Once the ingest stream delivered the transaction, it is read beside its
-     * status (one round trip to the node instead of two); the status still decides, and a read that
-     * came back before the node had the transaction at `confirmed` is made again after it.
+     * within the deadline). Once the ingest stream delivered the transaction, the transaction is
+     * read beside its status (`statusBeside`).
      */
     const look = Effect.gen(function* () {
-      const [seen, early] = yield* Effect.all(
-        [Effect.either(observe(sending.signature, sending.lastValidBlockHeight, false)), arrivals?.delivered(sending.signature) === true ? landedRead : Effect.succeed(undefined)],
-        { concurrency: "unbounded" }
-      )
+      const seen = yield* Effect.either(statusBeside(status, txRead, arrivals?.delivered(sending.signature) === true))
       if (Either.isRight(seen)) {
-        const o = seen.right
+        const { status: o, transaction } = seen.right
         if (o._tag === "Reverted") {
           return yield* launchError("reverted", `the launch transaction failed on chain: ${o.chainError}`, {
             signature: sending.signature,
@@ -50,7 +48,7 @@ export const makeSolanaSend = (ctx: SolanaContext, reads: SolanaReads, builds: S
           })
         }
         if (o._tag === "Landed") {
-          const landed = early !== undefined && Either.isRight(early) && early.right !== undefined ? early : yield* landedRead
+          const landed = yield* Effect.either(Effect.flatMap(transaction, (t) => landedFrom(t, sending.signature, sending.mint, sending.curve, payer, plan)))
           if (Either.isRight(landed) && landed.right !== undefined) return Option.some(landed.right)
         }
       }
