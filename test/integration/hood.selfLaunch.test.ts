@@ -1243,15 +1243,21 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       expect((await holds(a)).map((h) => h.state)).toEqual(["booked"])
     })
 
-    it("a fee leg reverted after the relay signed the dev buy: no reissue while those bytes can land (retryable, the hold kept, swept or not); they land, only the fee is reissued, the launch records and books buy and fee once", async () => {
+    /** A TEE launch with a dev buy, built at the key's limit of one buy; `confirm` confirms a leg signed by the relay (or, without one, as it stands). */
+    const teeBuyBuilt = async () => {
       const a = await agent()
       const tee = await teeWallet(a)
       await setTxLimit(a, spendUsd)
       const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
       const build = await buildBuy(a, b)
       const op = build.operation!
-      const confirmLeg = async (leg?: { claimId: string; unsignedTransaction: string }) =>
+      const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
         run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+      return { a, tee, b, build, op, confirm }
+    }
+
+    it("a fee leg reverted after the relay signed the dev buy: no reissue while those bytes can land (retryable, the hold kept, swept or not); they land, only the fee is reissued, the launch records and books buy and fee once", async () => {
+      const { a, tee, build, op, confirm: confirmLeg } = await teeBuyBuilt()
       expect(Either.isRight(await confirmLeg(op.legs[0]!))).toBe(true)
       const buySigned = await teeSign(a, tee.id, op.legs[2]!)
       const treasury = getAddress(op.legs[1]!.to)
@@ -1348,19 +1354,17 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       const relaySigns = (a: Agent, walletId: string, leg: { claimId: string; unsignedTransaction: string }) =>
         Effect.runPromise(Effect.either(wallets.signClaimed(a.caller.principal, walletId, { claimId: leg.claimId, transaction: Buffer.from(leg.unsignedTransaction.slice(2), "hex") })))
 
-      /** A TEE launch with a dev buy whose createCurve and fee legs landed, and whose buy leg's claim then expired unsigned. */
+      /** A TEE launch with a dev buy whose createCurve and fee legs landed; its buy leg still pending on its claim. */
+      const buyLegPending = async () => {
+        const built = await teeBuyBuilt()
+        for (const leg of built.op.legs.slice(0, 2)) expect(Either.isRight(await built.confirm(leg))).toBe(true)
+        return built
+      }
+      /** The same, the buy leg's claim then expired unsigned. */
       const buyLegLapsed = async () => {
-        const a = await agent()
-        const tee = await teeWallet(a)
-        await setTxLimit(a, spendUsd)
-        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
-        const build = await buildBuy(a, b)
-        const op = build.operation!
-        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
-          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
-        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await confirm(leg))).toBe(true)
-        await backdateClaim(op.legs[2]!.claimId)
-        return { a, b, build, op, confirm }
+        const pending = await buyLegPending()
+        await backdateClaim(pending.op.legs[2]!.claimId)
+        return pending
       }
       type Confirm = () => Promise<Either.Either<unknown, LaunchError>>
       /** The key's window one micro-dollar short of the buy: the reissue is refused (LAUNCH_FAILED, retryable: createCurve landed). */
@@ -1383,14 +1387,7 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       }
 
       it("the fee leg's claim expired unsigned after createCurve landed: the next confirm reissues it at the same nonce (the old claim never signable), it signs and the launch records, booked once", async () => {
-        const a = await agent()
-        const tee = await teeWallet(a)
-        await setTxLimit(a, spendUsd)
-        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
-        const build = await buildBuy(a, b)
-        const op = build.operation!
-        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
-          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
+        const { a, tee, build, op, confirm } = await teeBuyBuilt()
         expect(operationOf(await confirm(op.legs[0]!)).nextLeg).toBe(1)
         await backdateClaim(op.legs[1]!.claimId)
         expect(Either.isLeft(await relaySigns(a, tee.id, op.legs[1]!))).toBe(true)
@@ -1501,15 +1498,7 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       })
 
       it("a buy leg the relay signed and the agent never handed back, past its claim's lifetime: never reissued while those bytes can land; sent by the agent and mined, a bare confirm records it Landed and books once", async () => {
-        const a = await agent()
-        const tee = await teeWallet(a)
-        await setTxLimit(a, spendUsd)
-        const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
-        const build = await buildBuy(a, b)
-        const op = build.operation!
-        const confirm = async (leg?: { claimId: string; unsignedTransaction: string }) =>
-          run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, ...(leg === undefined ? {} : { signedTransaction: await teeSign(a, tee.id, leg) }) }))
-        for (const leg of op.legs.slice(0, 2)) expect(Either.isRight(await confirm(leg))).toBe(true)
+        const { a, tee, build, op, confirm } = await buyLegPending()
         const buySigned = await teeSign(a, tee.id, op.legs[2]!)
         await backdateClaim(op.legs[2]!.claimId)
         await backdateHolds(a)

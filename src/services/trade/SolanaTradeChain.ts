@@ -198,7 +198,7 @@ const holdingsOf = (mint: string, sys: RawAccount | undefined, token: RawAccount
 /** The node connection the chain reads go through (`TransactionWatch.ts`), its failures `chain_unavailable`. */
 type Watch = ReturnType<typeof makeTransactionWatch<ReturnType<typeof tradeError>>>
 
-/** The sent trade's transaction at `confirmed`; null while the node does not hold it there. */
+/** A transaction at `confirmed` (base64 wire bytes); null while the node does not hold it there. */
 const tradeTransaction = (watch: Watch, signature: string) =>
   watch.read("getTransaction", (signal) =>
     watch.rpc.getTransaction(asSignature(signature), { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send({ abortSignal: signal })
@@ -241,12 +241,7 @@ const observeTrade = (
 
 /** A landed transaction's message hash (base64 wire bytes at `confirmed`); undefined when the node does not hold it. */
 const landedMessageHash = (watch: Watch, signature: Signature) =>
-  Effect.map(
-    watch.read("getTransaction", (signal) =>
-      watch.rpc.getTransaction(signature, { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send({ abortSignal: signal })
-    ),
-    (tx) => (tx === null ? undefined : messageHashOf(tx.transaction[0]))
-  )
+  Effect.map(tradeTransaction(watch, signature), (tx) => (tx === null ? undefined : messageHashOf(tx.transaction[0])))
 
 /**
  * Looks for a built transaction the engine never sent (the caller may have signed and broadcast

@@ -131,10 +131,7 @@ export interface TradePortsContext {
 
 /** The row's chain port: send signed bytes once, and the chain's verdict on what was sent. */
 const portOf = (ctx: TradePortsContext, row: TradeRow) => {
-  if (row.chain === "solana") {
-    const arrivals = ctx.arrivals
-    return { send: ctx.solana.send, observe: ctx.solana.observe(row.signature, row.lastValidBlockHeight, () => arrivals?.delivered(row.signature) === true) }
-  }
+  if (row.chain === "solana") return { send: ctx.solana.send, observe: ctx.solana.observe(row.signature, row.lastValidBlockHeight, () => ctx.arrivals?.delivered(row.signature) === true) }
   const hood = ctx.hood
   if (hood === undefined) {
     const off = tradeError("chain_unavailable", "this server does not run the Hood trade rail", { retryable: true })
