@@ -192,8 +192,9 @@ const loggerLayer = Layer.unwrapEffect(
  */
 const servicesLayer = Layer.mergeAll(LaunchLayer.layerConfig, StakingLayer.layerConfig, TradeLayer.layerConfig, FeesLayer.layerConfig, TransfersLayer.layerConfig).pipe(
   Layer.provideMerge(AccountsLayer.layerConfig),
-  // The transactions the ingest stream delivers wake the trades' and launches' confirmation reads.
-  Layer.provideMerge(ChainArrivals.layer())
+  // The transactions the ingest stream delivers wake the trades' and launches' confirmation reads,
+  // and on Solana at a deciding commitment carry the verdict of a landed one.
+  Layer.provideMerge(Layer.unwrapEffect(Effect.map(AppConfig, (config) => ChainArrivals.layer({ solanaCommitment: config.solana.commitment }))))
 )
 
 /** The configuration and what every role derives from it once. */

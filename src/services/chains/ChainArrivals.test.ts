@@ -17,7 +17,9 @@ import { EmbeddedBus } from "../../../ingest/bus/EmbeddedBus.js"
 import { ChainClock, SimMarket } from "../../../test/support/marketSim.js"
 import { eventuallyEffect } from "../../../test/support/eventually.js"
 import { publishEvents } from "../../../test/support/marketWorkload.js"
-import { Arrivals, ChainArrivals, layer } from "./ChainArrivals.js"
+import { CurveCreated, type ChainEvent, Trade } from "../../../ingest/ChainEvent.js"
+import { encodeChainEvent } from "../../../ingest/ChainEventCodec.js"
+import { ARRIVALS_EVENTS_MAX, Arrivals, ChainArrivals, layer, streamedTradeOut } from "./ChainArrivals.js"
 
 const SOL = 1_000_000_000n
 
@@ -97,6 +99,88 @@ describe("Arrivals", () => {
       yield* Fiber.join(fibers[1]!)
       expect(Option.isNone(yield* Fiber.poll(fibers[2]!))).toBe(true)
       yield* Fiber.interrupt(fibers[2]!)
+    })
+  )
+})
+
+/** `events` as one transaction's (the first one's signature), as a launch's creation and dev buy are. */
+const oneTransaction = (events: ReadonlyArray<ChainEvent>): Array<ChainEvent> => {
+  const signature = events[0]!.signature
+  return events.map((e) => (e._tag === "Trade" ? new Trade({ ...e, signature }) : e._tag === "CurveCreated" ? new CurveCreated({ ...e, signature }) : e))
+}
+
+/** A `chain.events` batch of these events, as the bus delivers it. */
+const batchOf = (events: ReadonlyArray<ChainEvent>) => ({
+  topic: "chain.events",
+  partition: 0,
+  records: events.map((e, offset) => ({ topic: "chain.events", partition: 0, offset, key: `${e.chain}:${e.mint}`, value: encodeChainEvent(e), timestampMs: 0 }))
+})
+
+describe("Arrivals.landed: the stream's verdict on a landed Solana transaction", () => {
+  it("holds a Solana transaction's slot and events in chain order when the stream decides; nothing for Hood, a processed stream, or once forgotten", () => {
+    const m = new SimMarket(new ChainClock("solana"), { mint: "So1Landed" })
+    const launch = oneTransaction([m.created(), ...m.buy("dev", SOL)])
+    const arrivals = new Arrivals(2, 8)
+    arrivals.feed(batchOf(launch))
+    const landed = arrivals.landed(launch[0]!.signature)
+    expect(landed?.slot).toBe(BigInt(launch[0]!.position.slice(2, 22)))
+    expect(landed?.events.map((e) => e._tag)).toEqual(["CurveCreated", "Trade"])
+    expect(streamedTradeOut(landed!, "So1Landed", "dev", "buy")).toBe((launch[1] as Trade).amountOutRaw)
+    // Another trader's, another mint's or the other side's trade is not this one.
+    expect(streamedTradeOut(landed!, "So1Landed", "someone", "buy")).toBeUndefined()
+    expect(streamedTradeOut(landed!, "So1Other", "dev", "buy")).toBeUndefined()
+    expect(streamedTradeOut(landed!, "So1Landed", "dev", "sell")).toBeUndefined()
+    expect(arrivals.landed("sig-never")).toBeUndefined()
+
+    const h = new SimMarket(new ChainClock("hood"), { mint: "0xhoodmint" })
+    const hoodBuy = h.buy("0xtrader", SOL)
+    arrivals.feed(batchOf(hoodBuy))
+    expect(arrivals.delivered(hoodBuy[0]!.signature)).toBe(true)
+    expect(arrivals.landed(hoodBuy[0]!.signature)).toBeUndefined() // a Hood block can be reorged: its receipt decides
+    arrivals.feed(batchOf([m.sell("dev", 1n)])) // the ring holds 2: the launch is forgotten
+    expect(arrivals.landed(launch[0]!.signature)).toBeUndefined()
+
+    const processed = new Arrivals(8, 8, false)
+    const trade = m.buy("dev", SOL)
+    processed.feed(batchOf(trade))
+    expect(processed.delivered(trade[0]!.signature)).toBe(true)
+    expect(processed.landed(trade[0]!.signature)).toBeUndefined()
+  })
+
+  it("a transaction with more than ARRIVALS_EVENTS_MAX events keeps none; one seen without its event keeps none", () => {
+    const m = new SimMarket(new ChainClock("solana"), { mint: "So1Many" })
+    const created = m.created()
+    const many = oneTransaction([created, ...Array.from({ length: ARRIVALS_EVENTS_MAX }, () => m.buy("dev", 1_000n)[0]!)])
+    const arrivals = new Arrivals(8, 8)
+    arrivals.feed(batchOf(many.slice(0, ARRIVALS_EVENTS_MAX)))
+    expect(arrivals.landed(created.signature)?.events).toHaveLength(ARRIVALS_EVENTS_MAX)
+    arrivals.feed(batchOf(many.slice(ARRIVALS_EVENTS_MAX)))
+    expect(arrivals.landed(created.signature)).toBeUndefined()
+    expect(arrivals.delivered(created.signature)).toBe(true)
+    arrivals.seen("sig-bare")
+    expect(arrivals.landed("sig-bare")).toBeUndefined()
+  })
+
+  it.effect("a batch wakes its waiters once it is held whole: the woken look finds every event of its transaction the batch carried", () =>
+    Effect.gen(function* () {
+      const m = new SimMarket(new ChainClock("solana"), { mint: "So1Whole" })
+      const launch = oneTransaction([m.created(), ...m.buy("dev", SOL)])
+      const arrivals = new Arrivals(8, 8)
+      const seenAtWake: Array<number | undefined> = []
+      const waiter = yield* Effect.fork(Effect.tap(arrivals.arrived(launch[0]!.signature), () => Effect.sync(() => seenAtWake.push(arrivals.landed(launch[0]!.signature)?.events.length))))
+      yield* Effect.yieldNow()
+      // Wake synchronously from inside the feed, as a resume that ran at once would: the batch must be held by then.
+      const wakeInline = arrivals as unknown as { wake: (s: string) => void }
+      const original = wakeInline.wake.bind(arrivals)
+      const atWake: Array<number | undefined> = []
+      wakeInline.wake = (s) => {
+        atWake.push(arrivals.landed(s)?.events.length)
+        original(s)
+      }
+      arrivals.feed(batchOf(launch))
+      yield* Fiber.join(waiter)
+      expect(atWake).toEqual([2])
+      expect(seenAtWake).toEqual([2])
     })
   )
 })

@@ -1,23 +1,58 @@
 /**
  * Which transactions the ingest stream has delivered (issue 28 item 6, "confirmation from the
  * stream"): every `chain.events` record names its transaction (`signature`: a Solana signature, a
- * Hood transaction hash), so a rail waiting for its transaction's verdict can wake the moment the
- * ingester saw it instead of at its next status poll. The stream never decides a verdict: a wake
- * only makes the rail read the chain's status now (the poll stays the fallback and the judge, and
- * a failed transaction, which the ingesters do not deliver, is seen by the poll alone).
+ * Hood transaction hash), so a rail waiting for its transaction's verdict wakes the moment the
+ * ingester saw it instead of at its next status poll.
+ *
+ * On Solana, when the ingester's commitment is `confirmed` or `finalized` (`decides`), the stream
+ * also carries the verdict of a landed transaction: the ingester delivers only transactions that
+ * succeeded (Yellowstone's `failed: false`, and the decoders drop a failed one), at that
+ * commitment, with svc-curve's events decoded from their logs, the same events a `getTransaction`
+ * read would give. `landed` answers them (the slot and the events, in chain order), and the rails
+ * take a landed launch's fill or a landed trade's executed amount from there without reading the
+ * node. What the stream cannot say stays the chain's reads': a revert (never delivered), an expired
+ * blockhash, a transaction whose events the stream did not carry whole, and every Hood transaction
+ * (a Hood block can be reorged after the ingester saw it; its receipt decides).
  *
  * Bounded: the signatures seen last (`recentMax`, for a transaction ingested before its waiter
- * asked) and the waiters (`waitersMax`; past it a waiter is never woken and its poll decides).
- * Each process follows the topic in a group of its own (`ephemeral`: no offsets stored, on the
- * embedded bus no file), so it starts at the end of the log and every replica sees every partition.
+ * asked), the events kept per transaction (`ARRIVALS_EVENTS_MAX`; past it the transaction keeps
+ * none and the chain's reads decide) and the waiters (`waitersMax`; past it a waiter is never woken
+ * and its poll decides). Each process follows the topic in a group of its own (`ephemeral`: no
+ * offsets stored, on the embedded bus no file), so it starts at the end of the log and every
+ * replica sees every partition.
  */
 import { Context, Duration, Effect, Either, Layer, Schedule } from "effect"
 import { Bus, type BusBatch, Topics } from "../../../ingest/bus/Bus.js"
+import type { ChainEvent } from "../../../ingest/ChainEvent.js"
 import { decodeChainEvent } from "../../../ingest/ChainEventCodec.js"
 import { processOwner } from "../../db/RowLease.js"
 
 export const ARRIVALS_RECENT_MAX = 4096
 export const ARRIVALS_WAITERS_MAX = 10_000
+/** Events kept per delivered Solana transaction; a transaction with more keeps none (the chain's reads decide it). */
+export const ARRIVALS_EVENTS_MAX = 64
+
+/** A Solana transaction as the stream delivered it at a deciding commitment: its slot and its svc-curve events, in chain order. */
+export interface StreamedTransaction {
+  readonly slot: bigint
+  readonly events: ReadonlyArray<ChainEvent>
+}
+
+/** The slot of a Solana position (`s:<slot 20>:<txIndex 6>:<ixIndex 4>`); undefined for any other. Pure. */
+const solanaSlotOf = (position: string): bigint | undefined => {
+  if (position.length < 22 || !position.startsWith("s:")) return undefined
+  const digits = position.slice(2, 22)
+  return /^[0-9]{20}$/.test(digits) ? BigInt(digits) : undefined
+}
+
+/**
+ * The executed amount of a landed trade the stream carried: the first svc-curve trade of `mint` by
+ * `trader` on `side` (curve or pool) in the transaction; undefined when it carried none. Pure.
+ */
+export const streamedTradeOut = (streamed: StreamedTransaction, mint: string, trader: string, side: "buy" | "sell"): bigint | undefined => {
+  for (const e of streamed.events) if (e._tag === "Trade" && e.mint === mint && e.trader === trader && e.side === side) return e.amountOutRaw
+  return undefined
+}
 
 export interface ChainArrivalsStats {
   readonly seen: number
@@ -35,7 +70,10 @@ const keyOf = (signature: string): string => (signature.startsWith("0x") ? signa
 /** The signatures seen and the waiters, fed by `seen`. Synchronous; one per process. */
 export class Arrivals {
   private readonly ring: Array<string | undefined>
-  private readonly recent = new Set<string>()
+  /** The last `recentMax` signatures, each with what the stream carried of it (null: nothing that decides). */
+  private readonly recent = new Map<string, { slot: bigint; events: Array<ChainEvent> } | null>()
+  /** The signatures first seen in the batch being fed, woken once the whole batch is held. */
+  private readonly fresh: Array<string> = []
   private next = 0
   private readonly waiters = new Map<string, Set<() => void>>()
   private waiting = 0
@@ -44,25 +82,47 @@ export class Arrivals {
   private overBound = 0
   private isFollowing = false
 
+  /**
+   * `decides`: the stream's Solana transactions are at `confirmed` or above (the ingester's
+   * `SOLANA_COMMITMENT`), so `landed` answers them; false (a `processed` stream): `landed` never does.
+   */
   constructor(
     private readonly recentMax = ARRIVALS_RECENT_MAX,
-    private readonly waitersMax = ARRIVALS_WAITERS_MAX
+    private readonly waitersMax = ARRIVALS_WAITERS_MAX,
+    private readonly decides = true
   ) {
     if (!Number.isSafeInteger(recentMax) || recentMax < 1) throw new RangeError(`Arrivals: recentMax must be a whole number ≥ 1, got ${recentMax}`)
     if (!Number.isSafeInteger(waitersMax) || waitersMax < 0) throw new RangeError(`Arrivals: waitersMax must be a whole number ≥ 0, got ${waitersMax}`)
     this.ring = new Array<string | undefined>(recentMax)
   }
 
-  /** The stream delivered a transaction with this signature. */
-  seen(transaction: string): void {
+  /** The stream delivered a transaction with this signature (and this event of it, when given): noted, then its waiters woken. */
+  seen(transaction: string, event?: ChainEvent): void {
+    if (this.note(transaction, event)) this.wake(keyOf(transaction))
+  }
+
+  /** Notes a delivery; true when the transaction is new among the recent. */
+  private note(transaction: string, event: ChainEvent | undefined): boolean {
     const signature = keyOf(transaction)
-    if (this.recent.has(signature)) return // another event of the same transaction
+    const held = this.recent.get(signature)
+    if (held !== undefined || this.recent.has(signature)) {
+      // Another event of the same transaction.
+      if (held === null || held === undefined || event === undefined) return false
+      if (held.events.length >= ARRIVALS_EVENTS_MAX) this.recent.set(signature, null)
+      else held.events.push(event)
+      return false
+    }
     this.seenCount++
     const evicted = this.ring[this.next]
     if (evicted !== undefined) this.recent.delete(evicted)
     this.ring[this.next] = signature
-    this.recent.add(signature)
+    const slot = this.decides && event !== undefined && event.chain === "solana" ? solanaSlotOf(event.position) : undefined
+    this.recent.set(signature, slot === undefined ? null : { slot, events: [event!] })
     this.next = (this.next + 1) % this.recentMax
+    return true
+  }
+
+  private wake(signature: string): void {
     const wakes = this.waiters.get(signature)
     if (wakes === undefined) return
     this.waiters.delete(signature)
@@ -71,6 +131,16 @@ export class Arrivals {
       this.wokenCount++
       wake()
     }
+  }
+
+  /**
+   * The Solana transaction `signature` as the stream delivered it, among the last `recentMax`,
+   * when the stream decides: landed at the ingester's commitment, with the events it carried.
+   * Undefined when not delivered, a Hood transaction, a `processed` stream, or over
+   * `ARRIVALS_EVENTS_MAX` events.
+   */
+  landed(signature: string): StreamedTransaction | undefined {
+    return this.recent.get(keyOf(signature)) ?? undefined
   }
 
   /**
@@ -116,12 +186,19 @@ export class Arrivals {
     return { seen: this.seenCount, woken: this.wokenCount, waiting: this.waiting, overBound: this.overBound, following: this.isFollowing }
   }
 
-  /** Feeds a `chain.events` batch (a value that does not decode is skipped: the poll covers it). */
+  /**
+   * Feeds a `chain.events` batch (a value that does not decode is skipped: the poll covers it).
+   * Waiters wake once the whole batch is held, so a woken look finds every event of its
+   * transaction the batch carried.
+   */
   feed(batch: BusBatch): void {
+    const fresh = this.fresh
     for (const record of batch.records) {
       const decoded = decodeChainEvent(record.value)
-      if (Either.isRight(decoded)) this.seen(decoded.right.signature)
+      if (Either.isRight(decoded) && this.note(decoded.right.signature, decoded.right)) fresh.push(keyOf(decoded.right.signature))
     }
+    for (const signature of fresh) this.wake(signature)
+    fresh.length = 0
   }
 }
 
@@ -140,13 +217,20 @@ export const ARRIVALS_RETRY_MAX_MS = 30_000
  * one warning per failure, until it follows or the layer closes.
  */
 export const layer = (
-  options: { readonly recentMax?: number; readonly waitersMax?: number; readonly retryFirstMs?: number; readonly retryMaxMs?: number } = {}
+  options: {
+    readonly recentMax?: number
+    readonly waitersMax?: number
+    /** The ingester's Solana commitment (`SOLANA_COMMITMENT`): at `confirmed` or `finalized` the stream decides a landed transaction. */
+    readonly solanaCommitment?: "processed" | "confirmed" | "finalized"
+    readonly retryFirstMs?: number
+    readonly retryMaxMs?: number
+  } = {}
 ): Layer.Layer<ChainArrivals, never, Bus> =>
   Layer.scoped(
     ChainArrivals,
     Effect.gen(function* () {
       const bus = yield* Bus
-      const arrivals = new Arrivals(options.recentMax, options.waitersMax)
+      const arrivals = new Arrivals(options.recentMax, options.waitersMax, (options.solanaCommitment ?? "confirmed") !== "processed")
       const follow = bus
         .subscribe(
           { group: arrivalsGroup(), topic: Topics.chainEvents, fromBeginning: false, autoCommit: false, beforeDurable: true, ephemeral: true, maxBatch: 2000 },

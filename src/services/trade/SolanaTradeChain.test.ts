@@ -193,6 +193,14 @@ describe("a sent trade's verdict: the transaction read beside its status once th
     expect(log.filter((m) => m === "getTransaction")).toHaveLength(1)
   })
 
+  it("carried by the stream at a deciding commitment: the stream's executed amount is the verdict, and the node is not read", async () => {
+    reset({ transactions: [landedTx] })
+    const chain = makeSolanaTradeChain({ rpcUrl: url })
+    const seen = await Effect.runPromise(chain.observe(signature, 100n, () => true, () => 42n))
+    expect(seen).toEqual({ outcome: "landed", amountOutRaw: 42n })
+    expect(log).toEqual([])
+  })
+
   it("not delivered: the status first, then the read once it answered (one request at a time, as a pending poll needs)", async () => {
     reset({ transactions: [landedTx], holdStatus: 50 })
     const chain = makeSolanaTradeChain({ rpcUrl: url })

@@ -214,16 +214,21 @@ const executedOut = (tx: TradeTransaction): bigint | undefined => {
 
 /**
  * The chain's verdict on a sent trade: landed with its executed amount, reverted with its code,
- * never lands, or pending. Once `delivered` (the ingest stream delivered the transaction), the
- * transaction is read beside its status (`statusBeside`).
+ * never lands, or pending. When the ingest stream carried the landed trade at a deciding
+ * commitment (`streamedOut`, from `ChainArrivals.landed`), that is the verdict, with no read of
+ * the node. Else, once `delivered` (the stream delivered the transaction without the trade
+ * whole), the transaction is read beside its status (`statusBeside`); before it, the status alone.
  */
 const observeTrade = (
   watch: Watch,
   signature: string,
   lastValidBlockHeight: bigint,
-  delivered: () => boolean
+  delivered: () => boolean,
+  streamedOut: () => bigint | undefined
 ): Effect.Effect<TradeObservation, ReturnType<typeof tradeError>> =>
   Effect.gen(function* () {
+    const streamed = streamedOut()
+    if (streamed !== undefined) return { outcome: "landed", amountOutRaw: streamed } as const
     const { status: seen, transaction } = yield* statusBeside(watch.observe(signature, lastValidBlockHeight), tradeTransaction(watch, signature), delivered())
     switch (seen.outcome) {
       case "landed": {
@@ -363,8 +368,17 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
       })
     )
 
-  /** `delivered`: whether the ingest stream delivered the transaction (`ChainArrivals`), asked at each look. */
-  const observe = (signature: string, lastValidBlockHeight: bigint, delivered: () => boolean = () => false) => observeTrade(watch, signature, lastValidBlockHeight, delivered)
+  /**
+   * Asked at each look: `delivered`, whether the ingest stream delivered the transaction
+   * (`ChainArrivals`); `streamedOut`, the executed amount of the landed trade the stream carried
+   * (`streamedTradeOut` on `ChainArrivals.landed`), undefined when it did not.
+   */
+  const observe = (
+    signature: string,
+    lastValidBlockHeight: bigint,
+    delivered: () => boolean = () => false,
+    streamedOut: () => bigint | undefined = () => undefined
+  ) => observeTrade(watch, signature, lastValidBlockHeight, delivered, streamedOut)
 
   const trace = (b: BuiltOnChain) => traceBuilt(watch, b)
 

@@ -17,7 +17,7 @@
  * Hood TEE build is traced through its sign claim first (`traceHoodTee`: the relay's hash looked
  * up; unsigned past the claim's lifetime, the claim expired and the row lapsed).
  */
-import type { Arrivals } from "../chains/ChainArrivals.js"
+import { type Arrivals, streamedTradeOut } from "../chains/ChainArrivals.js"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option } from "effect"
 import type { RowLeases } from "../../db/RowLease.js"
@@ -125,13 +125,22 @@ export interface TradePortsContext {
   readonly settleClaim?: ((claimId: string, outcome: "confirmed" | "failed") => Effect.Effect<void, unknown>) | undefined
   readonly confirmTimeoutMs: number
   readonly pollIntervalMs: number
-  /** The transactions the ingest stream delivered: a trade's status is read the moment its own arrives (the poll stays the fallback). */
+  /** The transactions the ingest stream delivered: a trade's status is read the moment its own arrives (the poll stays the fallback), and a landed Solana trade the stream carried is its verdict. */
   readonly arrivals?: Arrivals | undefined
 }
 
 /** The row's chain port: send signed bytes once, and the chain's verdict on what was sent. */
 const portOf = (ctx: TradePortsContext, row: TradeRow) => {
-  if (row.chain === "solana") return { send: ctx.solana.send, observe: ctx.solana.observe(row.signature, row.lastValidBlockHeight, () => ctx.arrivals?.delivered(row.signature) === true) }
+  if (row.chain === "solana") {
+    const { arrivals } = ctx
+    const delivered = () => arrivals?.delivered(row.signature) === true
+    // The landed trade as the stream carried it (the paying wallet's trade of this mint and side), when it decides.
+    const streamedOut = () => {
+      const streamed = arrivals?.landed(row.signature)
+      return streamed === undefined ? undefined : streamedTradeOut(streamed, row.mint, row.wallet, row.side)
+    }
+    return { send: ctx.solana.send, observe: ctx.solana.observe(row.signature, row.lastValidBlockHeight, delivered, streamedOut) }
+  }
   const hood = ctx.hood
   if (hood === undefined) {
     const off = tradeError("chain_unavailable", "this server does not run the Hood trade rail", { retryable: true })

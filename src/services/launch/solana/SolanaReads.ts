@@ -10,6 +10,7 @@ import { curveEventsFromLogs } from "../../../chain/solana/program/Events.js"
 import { WSOL_MINT_ADDRESS } from "../../../chain/solana/program/ProgramIds.js"
 import { classifySimulationError, transactionErrorText } from "../../../chain/solana/launch/LaunchFailure.js"
 import type { AssembledLaunch, LaunchPlan } from "../../../chain/solana/launch/LaunchTransaction.js"
+import type { StreamedTransaction } from "../../chains/ChainArrivals.js"
 import type { MintView, SolanaLaunched, SolanaLaunchShape } from "../SolanaLaunch.js"
 import { launchError } from "../SolanaLaunchError.js"
 import type { SolanaContext } from "./SolanaContext.js"
@@ -18,6 +19,31 @@ import type { SolanaContext } from "./SolanaContext.js"
 export type SentFields = { readonly signature?: string; readonly mint?: string }
 
 export type SolanaReads = ReturnType<typeof makeSolanaReads>
+
+/**
+ * The landed launch as the ingest stream carried it at a deciding commitment (`ChainArrivals.landed`):
+ * its curve's creation, and with a dev buy the payer's buy of the mint (its fill); undefined when the
+ * stream did not carry them (the chain's reads decide then). Pure.
+ */
+export const launchedFromStream = (
+  streamed: StreamedTransaction,
+  signature: string,
+  mint: string,
+  curve: string,
+  payer: string,
+  plan: LaunchPlan
+): SolanaLaunched | undefined => {
+  let created = false
+  let filledRaw: bigint | undefined
+  for (const e of streamed.events) {
+    if (e._tag === "CurveCreated" && e.mint === mint && e.curve === curve) created = true
+    else if (filledRaw === undefined && e._tag === "Trade" && e.mint === mint && e.trader === payer && e.side === "buy") filledRaw = e.amountOutRaw
+  }
+  if (!created) return undefined
+  if (plan.devBuy === null) return { mint, curve, signature, slot: streamed.slot, devBuy: null, fee: plan.fee }
+  if (filledRaw === undefined) return undefined
+  return { mint, curve, signature, slot: streamed.slot, devBuy: { amountInRaw: plan.devBuy.amountInRaw, filledRaw, minAmountOutRaw: plan.devBuy.minAmountOutRaw }, fee: plan.fee }
+}
 
 export const makeSolanaReads = (ctx: SolanaContext) => {
   const { rpc, base64, read } = ctx

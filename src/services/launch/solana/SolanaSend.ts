@@ -14,7 +14,7 @@ import type { LaunchSending, SolanaLaunchInput, SolanaLaunchShape } from "../Sol
 import { fromWalletProvider, launchError } from "../SolanaLaunchError.js"
 import type { SolanaBuilds } from "./SolanaBuilds.js"
 import type { SolanaContext } from "./SolanaContext.js"
-import type { SolanaReads } from "./SolanaReads.js"
+import { launchedFromStream, type SolanaReads } from "./SolanaReads.js"
 import { nodeAnswered, SIZING_LIFETIME } from "./SolanaRules.js"
 
 export const makeSolanaSend = (ctx: SolanaContext, reads: SolanaReads, builds: SolanaBuilds) => {
@@ -27,10 +27,15 @@ export const makeSolanaSend = (ctx: SolanaContext, reads: SolanaReads, builds: S
     const txRead = transactionOf(sending.signature)
     /**
      * One look: the landed launch, or none yet (a failed read is retried like a pending status,
-     * within the deadline). Once the ingest stream delivered the transaction, the transaction is
-     * read beside its status (`statusBeside`).
+     * within the deadline). When the ingest stream carried the landed launch at a deciding
+     * commitment, that is the verdict, with no read of the node (`launchedFromStream`). Else, once
+     * the stream delivered the transaction, the transaction is read beside its status
+     * (`statusBeside`).
      */
     const look = Effect.gen(function* () {
+      const streamed = arrivals?.landed(sending.signature)
+      const fromStream = streamed === undefined ? undefined : launchedFromStream(streamed, sending.signature, sending.mint, sending.curve, payer, plan)
+      if (fromStream !== undefined) return Option.some(fromStream)
       const seen = yield* Effect.either(statusBeside(status, txRead, arrivals?.delivered(sending.signature) === true))
       if (Either.isRight(seen)) {
         const { status: o, transaction } = seen.right
