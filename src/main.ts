@@ -29,6 +29,7 @@ import { ClusterPublisher } from "../actors/replica/TopicPublisher.js"
 import { HoodEndpoints } from "./chain/hood/HoodEndpoints.js"
 import { redactUrlCredentials } from "./chain/internal/JsonRpcHttp.js"
 import { SolanaEndpoints } from "./chain/solana/SolanaEndpoints.js"
+import type { Bus } from "../ingest/bus/Bus.js"
 import { AppConfig, type AppConfigShape } from "./config/AppConfig.js"
 import { unsupportedNode } from "./config/Runtime.js"
 import { followSignalSide, serveDataService, startDataService, startSignalPipeline } from "./DataService.js"
@@ -190,17 +191,23 @@ const loggerLayer = Layer.unwrapEffect(
  * recovery passes, the order executor, the Hood reward distributor; `src/layers/`), over the
  * account stack (with the spend gate's hold sweeper).
  */
-const servicesLayer = Layer.mergeAll(LaunchLayer.layerConfig, StakingLayer.layerConfig, TradeLayer.layerConfig, FeesLayer.layerConfig, TransfersLayer.layerConfig).pipe(
-  Layer.provideMerge(AccountsLayer.layerConfig),
-  // The transactions the ingest stream delivers wake the trades' and launches' confirmation reads,
-  // and on Solana at a deciding commitment carry the verdict of a landed one.
-  Layer.provideMerge(Layer.unwrapEffect(Effect.map(AppConfig, (config) => ChainArrivals.layer({ solanaCommitment: config.solana.commitment }))))
-)
+const servicesLayer = (arrivals: Layer.Layer<ChainArrivals.ChainArrivals, never, Bus | AppConfig>) =>
+  Layer.mergeAll(LaunchLayer.layerConfig, StakingLayer.layerConfig, TradeLayer.layerConfig, FeesLayer.layerConfig, TransfersLayer.layerConfig).pipe(
+    Layer.provideMerge(AccountsLayer.layerConfig),
+    // The transactions the ingest stream delivers wake the trades' and launches' confirmation reads.
+    Layer.provideMerge(arrivals)
+  )
+
+/**
+ * The `all` role's arrivals: its own ingester delivers at `SOLANA_COMMITMENT`, so at `confirmed` or
+ * `finalized` a landed Solana transaction is decided from the stream (docs/decisions.md).
+ */
+const ownArrivals = Layer.unwrapEffect(Effect.map(AppConfig, (config) => ChainArrivals.layer({ ownIngesterCommitment: config.solana.commitment })))
 
 /** The configuration and what every role derives from it once. */
 const configLayer = ResolvedPlans.layer.pipe(Layer.provideMerge(AppConfig.layer))
 
-const MainLayer = servicesLayer.pipe(
+const MainLayer = servicesLayer(ownArrivals).pipe(
   Layer.provideMerge(PipelineLayer.layerConfig),
   // One process runs the actors and the trade rail: triggers are handed straight to the executor.
   Layer.provideMerge(OrderHandoff.layer()),
@@ -248,7 +255,8 @@ const actorsProgram = Effect.gen(function* () {
 const REPLICA_GROUP_PREFIX = "api-replica"
 
 /** `--role api`: both listeners over the replica read model, and the account, launch, staking and fee services. */
-const ApiLayer = servicesLayer.pipe(
+// A replica follows another process's ingest: its stream wakes the reads, which decide.
+const ApiLayer = servicesLayer(ChainArrivals.layer()).pipe(
   Layer.provideMerge(Layer.mergeAll(MarketReplica.layer({ groupPrefix: REPLICA_GROUP_PREFIX }), PipelineLayer.localnetPrices.pipe(Layer.provideMerge(PipelineLayer.endpointsLayer)))),
   Layer.provideMerge(StorageLayer.layerConfig),
   Layer.provideMerge(configLayer)

@@ -17,7 +17,7 @@ import { EmbeddedBus } from "../../../ingest/bus/EmbeddedBus.js"
 import { ChainClock, SimMarket } from "../../../test/support/marketSim.js"
 import { eventuallyEffect } from "../../../test/support/eventually.js"
 import { publishEvents } from "../../../test/support/marketWorkload.js"
-import { CurveCreated, type ChainEvent, Trade } from "../../../ingest/ChainEvent.js"
+import { type ChainEvent, CurveCompleted, CurveCreated, solanaPosition, Trade } from "../../../ingest/ChainEvent.js"
 import { encodeChainEvent } from "../../../ingest/ChainEventCodec.js"
 import { ARRIVALS_EVENTS_MAX, Arrivals, ChainArrivals, layer, streamedTradeOut } from "./ChainArrivals.js"
 
@@ -103,10 +103,13 @@ describe("Arrivals", () => {
   )
 })
 
-/** `events` as one transaction's (the first one's signature), as a launch's creation and dev buy are. */
-const oneTransaction = (events: ReadonlyArray<ChainEvent>): Array<ChainEvent> => {
+/** `events` as one Solana transaction's: the first one's signature, slot `slot`, transaction index 3, instruction index in order. */
+const oneTransaction = (events: ReadonlyArray<ChainEvent>, slot: bigint): Array<ChainEvent> => {
   const signature = events[0]!.signature
-  return events.map((e) => (e._tag === "Trade" ? new Trade({ ...e, signature }) : e._tag === "CurveCreated" ? new CurveCreated({ ...e, signature }) : e))
+  return events.map((e, i) => {
+    const at = { signature, position: solanaPosition(slot, 3, i) }
+    return e._tag === "Trade" ? new Trade({ ...e, ...at }) : e._tag === "CurveCreated" ? new CurveCreated({ ...e, ...at }) : e._tag === "CurveCompleted" ? new CurveCompleted({ ...e, ...at }) : e
+  })
 }
 
 /** A `chain.events` batch of these events, as the bus delivers it. */
@@ -117,14 +120,19 @@ const batchOf = (events: ReadonlyArray<ChainEvent>) => ({
 })
 
 describe("Arrivals.landed: the stream's verdict on a landed Solana transaction", () => {
-  it("holds a Solana transaction's slot and events in chain order when the stream decides; nothing for Hood, a processed stream, or once forgotten", () => {
+  it("holds a Solana transaction's slot and its creations and trades in chain order when the stream decides; nothing for Hood or a stream that does not decide", () => {
     const m = new SimMarket(new ChainClock("solana"), { mint: "So1Landed" })
-    const launch = oneTransaction([m.created(), ...m.buy("dev", SOL)])
-    const arrivals = new Arrivals(2, 8)
+    const launch = oneTransaction([m.created(), ...m.buy("dev", SOL)], 4242n)
+    const arrivals = new Arrivals(4, 8)
     arrivals.feed(batchOf(launch))
     const landed = arrivals.landed(launch[0]!.signature)
-    expect(landed?.slot).toBe(BigInt(launch[0]!.position.slice(2, 22)))
-    expect(landed?.events.map((e) => e._tag)).toEqual(["CurveCreated", "Trade"])
+    expect(landed).toEqual({
+      slot: 4242n,
+      events: [
+        { _tag: "CurveCreated", mint: "So1Landed", curve: "curve-So1Landed" },
+        { _tag: "Trade", mint: "So1Landed", trader: "dev", side: "buy", amountOutRaw: (launch[1] as Trade).amountOutRaw }
+      ]
+    })
     expect(streamedTradeOut(landed!, "So1Landed", "dev", "buy")).toBe((launch[1] as Trade).amountOutRaw)
     // Another trader's, another mint's or the other side's trade is not this one.
     expect(streamedTradeOut(landed!, "So1Landed", "someone", "buy")).toBeUndefined()
@@ -137,50 +145,67 @@ describe("Arrivals.landed: the stream's verdict on a landed Solana transaction",
     arrivals.feed(batchOf(hoodBuy))
     expect(arrivals.delivered(hoodBuy[0]!.signature)).toBe(true)
     expect(arrivals.landed(hoodBuy[0]!.signature)).toBeUndefined() // a Hood block can be reorged: its receipt decides
-    arrivals.feed(batchOf([m.sell("dev", 1n)])) // the ring holds 2: the launch is forgotten
-    expect(arrivals.landed(launch[0]!.signature)).toBeUndefined()
 
-    const processed = new Arrivals(8, 8, false)
+    const replica = new Arrivals(8, 8, false)
     const trade = m.buy("dev", SOL)
-    processed.feed(batchOf(trade))
-    expect(processed.delivered(trade[0]!.signature)).toBe(true)
-    expect(processed.landed(trade[0]!.signature)).toBeUndefined()
+    replica.feed(batchOf(trade))
+    expect(replica.delivered(trade[0]!.signature)).toBe(true)
+    expect(replica.landed(trade[0]!.signature)).toBeUndefined()
   })
 
-  it("a transaction with more than ARRIVALS_EVENTS_MAX events keeps none; one seen without its event keeps none", () => {
-    const m = new SimMarket(new ChainClock("solana"), { mint: "So1Many" })
-    const created = m.created()
-    const many = oneTransaction([created, ...Array.from({ length: ARRIVALS_EVENTS_MAX }, () => m.buy("dev", 1_000n)[0]!)])
+  it("keeps only creations and trades; a completion alone leaves the transaction landed with no trade to decide from", () => {
+    const m = new SimMarket(new ChainClock("solana"), { mint: "So1Crossing", thresholdRaw: 10n * SOL })
+    m.created()
+    const crossing = oneTransaction(m.buy("whale", 100n * SOL), 7n)
+    expect(crossing.map((e) => e._tag)).toEqual(["Trade", "CurveCompleted"])
     const arrivals = new Arrivals(8, 8)
-    arrivals.feed(batchOf(many.slice(0, ARRIVALS_EVENTS_MAX)))
-    expect(arrivals.landed(created.signature)?.events).toHaveLength(ARRIVALS_EVENTS_MAX)
-    arrivals.feed(batchOf(many.slice(ARRIVALS_EVENTS_MAX)))
-    expect(arrivals.landed(created.signature)).toBeUndefined()
-    expect(arrivals.delivered(created.signature)).toBe(true)
-    arrivals.seen("sig-bare")
-    expect(arrivals.landed("sig-bare")).toBeUndefined()
+    arrivals.feed(batchOf(crossing.slice(1))) // the completion first (its trade in a later batch)
+    expect(arrivals.landed(crossing[0]!.signature)).toEqual({ slot: 7n, events: [] })
+    arrivals.feed(batchOf(crossing.slice(0, 1)))
+    expect(streamedTradeOut(arrivals.landed(crossing[0]!.signature)!, "So1Crossing", "whale", "buy")).toBe((crossing[0] as Trade).amountOutRaw)
   })
 
-  it.effect("a batch wakes its waiters once it is held whole: the woken look finds every event of its transaction the batch carried", () =>
+  it("a position that is not a Solana slot decides nothing; a keeper's event without a signature is not noted", () => {
+    const m = new SimMarket(new ChainClock("solana"), { mint: "So1Odd" })
+    const [buy] = m.buy("dev", SOL) as [Trade]
+    const arrivals = new Arrivals(8, 8)
+    arrivals.seen("sig-odd", new Trade({ ...buy, signature: "sig-odd", position: "s:12x" }))
+    arrivals.seen("sig-hood-position", new Trade({ ...buy, signature: "sig-hood-position", position: "h:00000000000000000001:000000:0000" }))
+    expect(arrivals.delivered("sig-odd")).toBe(true)
+    expect(arrivals.landed("sig-odd")).toBeUndefined()
+    expect(arrivals.landed("sig-hood-position")).toBeUndefined()
+    arrivals.feed(batchOf([new Trade({ ...buy, signature: "" })]))
+    expect(arrivals.stats().seen).toBe(2)
+  })
+
+  it("past ARRIVALS_EVENTS_MAX creations and trades a transaction keeps none; one forgotten and delivered again is held anew", () => {
+    const m = new SimMarket(new ChainClock("solana"), { mint: "So1Many" })
+    const many = oneTransaction([m.created(), ...Array.from({ length: ARRIVALS_EVENTS_MAX }, () => m.buy("dev", 1_000n)[0]!)], 9n)
+    const signature = many[0]!.signature
+    const arrivals = new Arrivals(2, 8)
+    arrivals.feed(batchOf(many.slice(0, ARRIVALS_EVENTS_MAX)))
+    expect(arrivals.landed(signature)?.events).toHaveLength(ARRIVALS_EVENTS_MAX)
+    arrivals.feed(batchOf(many.slice(ARRIVALS_EVENTS_MAX)))
+    expect(arrivals.landed(signature)).toBeUndefined()
+    expect(arrivals.delivered(signature)).toBe(true)
+    // Forgotten (the ring holds 2), then delivered again (a replay): held anew from its events.
+    arrivals.seen("sig-x")
+    arrivals.seen("sig-y")
+    expect(arrivals.delivered(signature)).toBe(false)
+    arrivals.feed(batchOf(many.slice(0, 2)))
+    expect(arrivals.landed(signature)?.events).toHaveLength(2)
+    expect(arrivals.stats().seen).toBe(4)
+  })
+
+  it.effect("a batch is held whole before its waiters wake: the woken look finds every event of its transaction", () =>
     Effect.gen(function* () {
       const m = new SimMarket(new ChainClock("solana"), { mint: "So1Whole" })
-      const launch = oneTransaction([m.created(), ...m.buy("dev", SOL)])
+      const launch = oneTransaction([m.created(), ...m.buy("dev", SOL)], 11n)
       const arrivals = new Arrivals(8, 8)
-      const seenAtWake: Array<number | undefined> = []
-      const waiter = yield* Effect.fork(Effect.tap(arrivals.arrived(launch[0]!.signature), () => Effect.sync(() => seenAtWake.push(arrivals.landed(launch[0]!.signature)?.events.length))))
+      const waiter = yield* Effect.fork(Effect.zipRight(arrivals.arrived(launch[0]!.signature), Effect.sync(() => arrivals.landed(launch[0]!.signature)?.events.length)))
       yield* Effect.yieldNow()
-      // Wake synchronously from inside the feed, as a resume that ran at once would: the batch must be held by then.
-      const wakeInline = arrivals as unknown as { wake: (s: string) => void }
-      const original = wakeInline.wake.bind(arrivals)
-      const atWake: Array<number | undefined> = []
-      wakeInline.wake = (s) => {
-        atWake.push(arrivals.landed(s)?.events.length)
-        original(s)
-      }
       arrivals.feed(batchOf(launch))
-      yield* Fiber.join(waiter)
-      expect(atWake).toEqual([2])
-      expect(seenAtWake).toEqual([2])
+      expect(yield* Fiber.join(waiter)).toBe(2)
     })
   )
 })

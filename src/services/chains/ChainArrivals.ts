@@ -4,9 +4,10 @@
  * Hood transaction hash), so a rail waiting for its transaction's verdict wakes the moment the
  * ingester saw it instead of at its next status poll.
  *
- * On Solana, when the ingester's commitment is `confirmed` or `finalized` (`decides`), the stream
- * also carries the verdict of a landed transaction: the ingester delivers only transactions that
- * succeeded (Yellowstone's `failed: false`, and the decoders drop a failed one), at that
+ * On Solana, when this process's own ingester delivers at `confirmed` or `finalized` (`decides`:
+ * the `all` role; an API replica cannot know the commitment another process ingested at), the
+ * stream also carries the verdict of a landed transaction: the ingester delivers only transactions
+ * that succeeded (Yellowstone's `failed: false`, and the decoders drop a failed one), at that
  * commitment, with svc-curve's events decoded from their logs, the same events a `getTransaction`
  * read would give. `landed` answers them (the slot and the events, in chain order), and the rails
  * take a landed launch's fill or a landed trade's executed amount from there without reading the
@@ -15,9 +16,10 @@
  * (a Hood block can be reorged after the ingester saw it; its receipt decides).
  *
  * Bounded: the signatures seen last (`recentMax`, for a transaction ingested before its waiter
- * asked), the events kept per transaction (`ARRIVALS_EVENTS_MAX`; past it the transaction keeps
- * none and the chain's reads decide) and the waiters (`waitersMax`; past it a waiter is never woken
- * and its poll decides). Each process follows the topic in a group of its own (`ephemeral`: no
+ * asked); per transaction, the facts a verdict needs of at most `ARRIVALS_EVENTS_MAX` creations and
+ * trades (a memory bound: a transaction with more keeps none, and the chain's reads decide it), so
+ * at most `recentMax` × 8 small records of strings the decoded events already hold; and the
+ * waiters (`waitersMax`; past it a waiter is never woken and its poll decides). Each process follows the topic in a group of its own (`ephemeral`: no
  * offsets stored, on the embedded bus no file), so it starts at the end of the log and every
  * replica sees every partition.
  */
@@ -29,25 +31,38 @@ import { processOwner } from "../../db/RowLease.js"
 
 export const ARRIVALS_RECENT_MAX = 4096
 export const ARRIVALS_WAITERS_MAX = 10_000
-/** Events kept per delivered Solana transaction; a transaction with more keeps none (the chain's reads decide it). */
-export const ARRIVALS_EVENTS_MAX = 64
+/** Creations and trades kept per delivered Solana transaction (a memory bound); a transaction with more keeps none (the chain's reads decide it). */
+export const ARRIVALS_EVENTS_MAX = 8
 
-/** A Solana transaction as the stream delivered it at a deciding commitment: its slot and its svc-curve events, in chain order. */
+/** What a verdict needs of one event of a delivered transaction (its strings are the decoded event's own). */
+export type StreamedEvent =
+  | { readonly _tag: "CurveCreated"; readonly mint: string; readonly curve: string }
+  | { readonly _tag: "Trade"; readonly mint: string; readonly trader: string; readonly side: "buy" | "sell"; readonly amountOutRaw: bigint }
+
+/** A Solana transaction as the stream delivered it at a deciding commitment: its slot and its creations and trades, in chain order. */
 export interface StreamedTransaction {
   readonly slot: bigint
-  readonly events: ReadonlyArray<ChainEvent>
+  readonly events: ReadonlyArray<StreamedEvent>
 }
 
 /** The slot of a Solana position (`s:<slot 20>:<txIndex 6>:<ixIndex 4>`); undefined for any other. Pure. */
-const solanaSlotOf = (position: string): bigint | undefined => {
+export const solanaSlotOf = (position: string): bigint | undefined => {
   if (position.length < 22 || !position.startsWith("s:")) return undefined
   const digits = position.slice(2, 22)
   return /^[0-9]{20}$/.test(digits) ? BigInt(digits) : undefined
 }
 
+/** The facts kept of an event: a curve's creation or a trade; undefined for any other kind. Pure. */
+const streamedEventOf = (e: ChainEvent): StreamedEvent | undefined =>
+  e._tag === "Trade"
+    ? { _tag: "Trade", mint: e.mint, trader: e.trader, side: e.side, amountOutRaw: e.amountOutRaw }
+    : e._tag === "CurveCreated"
+      ? { _tag: "CurveCreated", mint: e.mint, curve: e.curve }
+      : undefined
+
 /**
- * The executed amount of a landed trade the stream carried: the first svc-curve trade of `mint` by
- * `trader` on `side` (curve or pool) in the transaction; undefined when it carried none. Pure.
+ * The executed amount of a landed trade the stream carried: the first trade of `mint` by `trader`
+ * on `side` (curve or pool) in the transaction; undefined when it carried none. Pure.
  */
 export const streamedTradeOut = (streamed: StreamedTransaction, mint: string, trader: string, side: "buy" | "sell"): bigint | undefined => {
   for (const e of streamed.events) if (e._tag === "Trade" && e.mint === mint && e.trader === trader && e.side === side) return e.amountOutRaw
@@ -71,9 +86,7 @@ const keyOf = (signature: string): string => (signature.startsWith("0x") ? signa
 export class Arrivals {
   private readonly ring: Array<string | undefined>
   /** The last `recentMax` signatures, each with what the stream carried of it (null: nothing that decides). */
-  private readonly recent = new Map<string, { slot: bigint; events: Array<ChainEvent> } | null>()
-  /** The signatures first seen in the batch being fed, woken once the whole batch is held. */
-  private readonly fresh: Array<string> = []
+  private readonly recent = new Map<string, { readonly slot: bigint; readonly events: Array<StreamedEvent> } | null>()
   private next = 0
   private readonly waiters = new Map<string, Set<() => void>>()
   private waiting = 0
@@ -83,8 +96,9 @@ export class Arrivals {
   private isFollowing = false
 
   /**
-   * `decides`: the stream's Solana transactions are at `confirmed` or above (the ingester's
-   * `SOLANA_COMMITMENT`), so `landed` answers them; false (a `processed` stream): `landed` never does.
+   * `decides`: the stream's Solana transactions are at `confirmed` or above, delivered by this
+   * process's own ingester (its `SOLANA_COMMITMENT`), so `landed` answers them; false (a `processed`
+   * stream, or an API replica following another process's ingester): `landed` never does.
    */
   constructor(
     private readonly recentMax = ARRIVALS_RECENT_MAX,
@@ -104,12 +118,13 @@ export class Arrivals {
   /** Notes a delivery; true when the transaction is new among the recent. */
   private note(transaction: string, event: ChainEvent | undefined): boolean {
     const signature = keyOf(transaction)
-    const held = this.recent.get(signature)
-    if (held !== undefined || this.recent.has(signature)) {
+    const fact = event === undefined ? undefined : streamedEventOf(event)
+    if (this.recent.has(signature)) {
       // Another event of the same transaction.
-      if (held === null || held === undefined || event === undefined) return false
+      const held = this.recent.get(signature)
+      if (held === null || held === undefined || fact === undefined) return false
       if (held.events.length >= ARRIVALS_EVENTS_MAX) this.recent.set(signature, null)
-      else held.events.push(event)
+      else held.events.push(fact)
       return false
     }
     this.seenCount++
@@ -117,7 +132,7 @@ export class Arrivals {
     if (evicted !== undefined) this.recent.delete(evicted)
     this.ring[this.next] = signature
     const slot = this.decides && event !== undefined && event.chain === "solana" ? solanaSlotOf(event.position) : undefined
-    this.recent.set(signature, slot === undefined ? null : { slot, events: [event!] })
+    this.recent.set(signature, slot === undefined ? null : { slot, events: fact === undefined ? [] : [fact] })
     this.next = (this.next + 1) % this.recentMax
     return true
   }
@@ -136,8 +151,8 @@ export class Arrivals {
   /**
    * The Solana transaction `signature` as the stream delivered it, among the last `recentMax`,
    * when the stream decides: landed at the ingester's commitment, with the events it carried.
-   * Undefined when not delivered, a Hood transaction, a `processed` stream, or over
-   * `ARRIVALS_EVENTS_MAX` events.
+   * Undefined when not delivered, a Hood transaction, a stream that does not decide, or over
+   * `ARRIVALS_EVENTS_MAX` creations and trades.
    */
   landed(signature: string): StreamedTransaction | undefined {
     return this.recent.get(keyOf(signature)) ?? undefined
@@ -192,13 +207,13 @@ export class Arrivals {
    * transaction the batch carried.
    */
   feed(batch: BusBatch): void {
-    const fresh = this.fresh
+    const fresh: Array<string> = []
     for (const record of batch.records) {
       const decoded = decodeChainEvent(record.value)
-      if (Either.isRight(decoded) && this.note(decoded.right.signature, decoded.right)) fresh.push(keyOf(decoded.right.signature))
+      // A keeper's progress event names no transaction (`signature` ""): nothing to wake or decide.
+      if (Either.isRight(decoded) && decoded.right.signature !== "" && this.note(decoded.right.signature, decoded.right)) fresh.push(keyOf(decoded.right.signature))
     }
     for (const signature of fresh) this.wake(signature)
-    fresh.length = 0
   }
 }
 
@@ -220,8 +235,12 @@ export const layer = (
   options: {
     readonly recentMax?: number
     readonly waitersMax?: number
-    /** The ingester's Solana commitment (`SOLANA_COMMITMENT`): at `confirmed` or `finalized` the stream decides a landed transaction. */
-    readonly solanaCommitment?: "processed" | "confirmed" | "finalized"
+    /**
+     * The commitment of this process's own Solana ingester (`SOLANA_COMMITMENT`, the `all` role): at
+     * `confirmed` or `finalized` the stream decides a landed transaction. Absent (an API replica,
+     * whose stream another process ingests): it never does, and the reads decide.
+     */
+    readonly ownIngesterCommitment?: "processed" | "confirmed" | "finalized"
     readonly retryFirstMs?: number
     readonly retryMaxMs?: number
   } = {}
@@ -230,7 +249,8 @@ export const layer = (
     ChainArrivals,
     Effect.gen(function* () {
       const bus = yield* Bus
-      const arrivals = new Arrivals(options.recentMax, options.waitersMax, (options.solanaCommitment ?? "confirmed") !== "processed")
+      const decides = options.ownIngesterCommitment !== undefined && options.ownIngesterCommitment !== "processed"
+      const arrivals = new Arrivals(options.recentMax, options.waitersMax, decides)
       const follow = bus
         .subscribe(
           { group: arrivalsGroup(), topic: Topics.chainEvents, fromBeginning: false, autoCommit: false, beforeDurable: true, ephemeral: true, maxBatch: 2000 },
@@ -256,5 +276,5 @@ export const layer = (
     })
   )
 
-/** The real arrivals with their default bounds; the bus is the test's (the embedded bus). */
-export const layerTest: Layer.Layer<ChainArrivals, never, Bus> = layer()
+/** The real arrivals with their default bounds, deciding as the `all` role at `confirmed` does; the bus is the test's (the embedded bus). */
+export const layerTest: Layer.Layer<ChainArrivals, never, Bus> = layer({ ownIngesterCommitment: "confirmed" })

@@ -13,7 +13,9 @@ import { createNodeSolanaRpc } from "../../chain/internal/JsonRpcHttp.js"
 import { causedBy, customCodeOf } from "../../chain/solana/client/NodeRefusals.js"
 import { eventLogLine, type TradeEvent } from "../../chain/solana/program/Events.js"
 import { SVC_CURVE_PROGRAM_ID } from "../../chain/solana/program/ProgramIds.js"
-import { makeSolanaTradeChain } from "./SolanaTradeChain.js"
+import { decodeCurveTransaction } from "../../../ingest/solana/decoders/index.js"
+import { Arrivals } from "../chains/ChainArrivals.js"
+import { makeSolanaTradeChain, tradeOutFromStream } from "./SolanaTradeChain.js"
 
 const hasBlockhashNotFound = (e: unknown) => causedBy(e, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)
 
@@ -199,6 +201,24 @@ describe("a sent trade's verdict: the transaction read beside its status once th
     const seen = await Effect.runPromise(chain.observe(signature, 100n, () => true, () => 42n))
     expect(seen).toEqual({ outcome: "landed", amountOutRaw: 42n })
     expect(log).toEqual([])
+  })
+
+  it("the stream and the node agree: the ingester's decoding of the landed transaction gives the amount the node's read gives", async () => {
+    reset({ transactions: [landedTx] })
+    const chain = makeSolanaTradeChain({ rpcUrl: url })
+    const fromNode = await Effect.runPromise(chain.observe(signature, 100n))
+    // The same transaction as the Solana ingester decodes it, delivered to the arrivals.
+    const decoded = decodeCurveTransaction({ signature, slot: 9n, index: 0, failed: false, logMessages: landedTx.meta.logMessages }, 0, SVC_CURVE_PROGRAM_ID)
+    const arrivals = new Arrivals(8, 8)
+    for (const e of decoded.events) arrivals.seen(e.signature, e)
+    const row = { mint: trade.mint, wallet: trade.trader, side: trade.side }
+    expect(fromNode).toEqual({ outcome: "landed", amountOutRaw: tradeOutFromStream(arrivals.landed(signature), row) })
+    expect(arrivals.landed(signature)?.slot).toBe(9n)
+    // Another wallet's or the other side's trade is not the row's.
+    expect(tradeOutFromStream(arrivals.landed(signature), { ...row, wallet: "So11111111111111111111111111111111111111112" })).toBeUndefined()
+    expect(tradeOutFromStream(arrivals.landed(signature), { ...row, side: "sell" })).toBeUndefined()
+    // A failed transaction is never delivered: the ingester decodes nothing of it.
+    expect(decodeCurveTransaction({ signature, slot: 9n, index: 0, failed: true, logMessages: landedTx.meta.logMessages }, 0, SVC_CURVE_PROGRAM_ID).events).toEqual([])
   })
 
   it("not delivered: the status first, then the read once it answered (one request at a time, as a pending poll needs)", async () => {

@@ -50,8 +50,10 @@ import { curveEventsFromLogs } from "../../chain/solana/program/Events.js"
 import { SvcCurveError } from "../../chain/solana/program/Errors.js"
 import { SVC_CURVE_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../chain/solana/program/ProgramIds.js"
 import { statusBeside } from "../../platform/ReadBeside.js"
+import { type StreamedTransaction, streamedTradeOut } from "../chains/ChainArrivals.js"
 import { tradeError } from "./TradeError.js"
 import type { RevertReason, TradeObservation } from "./TradeMachine.js"
+import type { TradeRow } from "./TradeStore.js"
 import type { Side, VenueState } from "./VenueQuote.js"
 
 /** Compute units a trade asks for: two idempotent ATA creates, the swap and the fee transfer. */
@@ -211,6 +213,14 @@ const executedOut = (tx: TradeTransaction): bigint | undefined => {
   for (const { event } of curveEventsFromLogs(logs)) if (event.kind === "Trade" || event.kind === "PoolSwap") return event.amountOutRaw
   return undefined
 }
+
+/**
+ * The executed amount of the landed trade `row` as the ingest stream carried it at a deciding
+ * commitment (`ChainArrivals.landed`; undefined when it carried nothing that decides): the paying
+ * wallet's trade of the row's mint and side; undefined when the stream did not carry it. Pure.
+ */
+export const tradeOutFromStream = (streamed: StreamedTransaction | undefined, row: Pick<TradeRow, "mint" | "wallet" | "side">): bigint | undefined =>
+  streamed === undefined ? undefined : streamedTradeOut(streamed, row.mint, row.wallet, row.side)
 
 /**
  * The chain's verdict on a sent trade: landed with its executed amount, reverted with its code,

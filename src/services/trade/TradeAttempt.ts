@@ -17,7 +17,7 @@
  * Hood TEE build is traced through its sign claim first (`traceHoodTee`: the relay's hash looked
  * up; unsigned past the claim's lifetime, the claim expired and the row lapsed).
  */
-import { type Arrivals, streamedTradeOut } from "../chains/ChainArrivals.js"
+import type { Arrivals } from "../chains/ChainArrivals.js"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option } from "effect"
 import type { RowLeases } from "../../db/RowLease.js"
@@ -26,7 +26,7 @@ import { type AttemptMachine, type AttemptPorts, type AttemptRunner, type Attemp
 import { builtTransactionHashOf } from "../../chain/hood/client/SignedEvm.js"
 import type { HoodTradeChain } from "./HoodTradeChain.js"
 import { requestMemo } from "../../chain/solana/client/RequestMemo.js"
-import type { SolanaTradeChain, Traced } from "./SolanaTradeChain.js"
+import { type SolanaTradeChain, tradeOutFromStream, type Traced } from "./SolanaTradeChain.js"
 import { tradeError } from "./TradeError.js"
 import { inFlight as machineInFlight, step, traced, type TradeEvent, type TradeObservation, type TradeOutput } from "./TradeMachine.js"
 import { rowAfter, stateOf, type TradeRow, type TradeStore } from "./TradeStore.js"
@@ -134,11 +134,7 @@ const portOf = (ctx: TradePortsContext, row: TradeRow) => {
   if (row.chain === "solana") {
     const { arrivals } = ctx
     const delivered = () => arrivals?.delivered(row.signature) === true
-    // The landed trade as the stream carried it (the paying wallet's trade of this mint and side), when it decides.
-    const streamedOut = () => {
-      const streamed = arrivals?.landed(row.signature)
-      return streamed === undefined ? undefined : streamedTradeOut(streamed, row.mint, row.wallet, row.side)
-    }
+    const streamedOut = () => tradeOutFromStream(arrivals?.landed(row.signature), row)
     return { send: ctx.solana.send, observe: ctx.solana.observe(row.signature, row.lastValidBlockHeight, delivered, streamedOut) }
   }
   const hood = ctx.hood

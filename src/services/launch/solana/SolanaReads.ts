@@ -1,8 +1,8 @@
 /**
  * What a Solana launch reads from the chain (launch spec 2.5, 3.1): a simulation and the reason it
- * failed, the landed transaction's slot and fill, one look at a sent transaction (landed,
- * reverted, never lands, pending), and a mint's view (its account, the block height, the node's
- * health).
+ * failed, the landed transaction's slot and fill (from the node, or as the ingest stream carried
+ * it: `launchedFromStream`), one look at a sent transaction (landed, reverted, never lands,
+ * pending), and a mint's view (its account, the block height, the node's health).
  */
 import { type Address, address, type Base64EncodedWireTransaction, signature as asSignature } from "@solana/kit"
 import { Effect, Either } from "effect"
@@ -11,7 +11,7 @@ import { WSOL_MINT_ADDRESS } from "../../../chain/solana/program/ProgramIds.js"
 import { classifySimulationError, transactionErrorText } from "../../../chain/solana/launch/LaunchFailure.js"
 import type { AssembledLaunch, LaunchPlan } from "../../../chain/solana/launch/LaunchTransaction.js"
 import type { StreamedTransaction } from "../../chains/ChainArrivals.js"
-import type { MintView, SolanaLaunched, SolanaLaunchShape } from "../SolanaLaunch.js"
+import type { LaunchSending, MintView, SolanaLaunched, SolanaLaunchShape } from "../SolanaLaunch.js"
 import { launchError } from "../SolanaLaunchError.js"
 import type { SolanaContext } from "./SolanaContext.js"
 
@@ -21,23 +21,19 @@ export type SentFields = { readonly signature?: string; readonly mint?: string }
 export type SolanaReads = ReturnType<typeof makeSolanaReads>
 
 /**
- * The landed launch as the ingest stream carried it at a deciding commitment (`ChainArrivals.landed`):
- * its curve's creation, and with a dev buy the payer's buy of the mint (its fill); undefined when the
- * stream did not carry them (the chain's reads decide then). Pure.
+ * The landed launch `sending` as the ingest stream carried it at a deciding commitment
+ * (`ChainArrivals.landed`, undefined when it carried nothing that decides): the creation of its
+ * curve for its mint, and with a dev buy `payer`'s buy of the mint, whose amount out is the fill;
+ * undefined when the stream did not carry them (the chain's reads decide then). Pure.
  */
-export const launchedFromStream = (
-  streamed: StreamedTransaction,
-  signature: string,
-  mint: string,
-  curve: string,
-  payer: string,
-  plan: LaunchPlan
-): SolanaLaunched | undefined => {
+export const launchedFromStream = (streamed: StreamedTransaction | undefined, sending: LaunchSending, payer: string, plan: LaunchPlan): SolanaLaunched | undefined => {
+  if (streamed === undefined) return undefined
+  const { mint, curve, signature } = sending
   let created = false
   let filledRaw: bigint | undefined
   for (const e of streamed.events) {
-    if (e._tag === "CurveCreated" && e.mint === mint && e.curve === curve) created = true
-    else if (filledRaw === undefined && e._tag === "Trade" && e.mint === mint && e.trader === payer && e.side === "buy") filledRaw = e.amountOutRaw
+    if (e._tag === "CurveCreated") created ||= e.mint === mint && e.curve === curve
+    else if (filledRaw === undefined && e.mint === mint && e.trader === payer && e.side === "buy") filledRaw = e.amountOutRaw
   }
   if (!created) return undefined
   if (plan.devBuy === null) return { mint, curve, signature, slot: streamed.slot, devBuy: null, fee: plan.fee }

@@ -33,8 +33,7 @@ export const makeSolanaSend = (ctx: SolanaContext, reads: SolanaReads, builds: S
      * (`statusBeside`).
      */
     const look = Effect.gen(function* () {
-      const streamed = arrivals?.landed(sending.signature)
-      const fromStream = streamed === undefined ? undefined : launchedFromStream(streamed, sending.signature, sending.mint, sending.curve, payer, plan)
+      const fromStream = launchedFromStream(arrivals?.landed(sending.signature), sending, payer, plan)
       if (fromStream !== undefined) return Option.some(fromStream)
       const seen = yield* Effect.either(statusBeside(status, txRead, arrivals?.delivered(sending.signature) === true))
       if (Either.isRight(seen)) {
