@@ -146,6 +146,8 @@ const SLIPPAGE_BPS = 300
 const BASELINE_DEV_KEY = 9
 /** The engine's status polling on a trade (`TradeService` default). */
 const ENGINE_POLL_MS = 250
+/** The pairing's polls: the trade's job and its transaction's status on the chain, each every this many ms. */
+const CHAIN_POLL_MS = envInt("BENCH_CHAIN_POLL_MS", 2)
 /** Keyless quote requests per client address: below the 120 a minute per client. */
 const PER_CLIENT = 100
 const MAX_FEE_BPS = BigInt(DefaultPlans.find((p) => p.id === "max")!.feeBps)
@@ -520,6 +522,8 @@ const inProcessQuotes = (venue: VenueState): InProcessRow[] => {
 interface TradeReport {
   readonly rows: ReadonlyArray<Row & { readonly path: "engine" | "baseline" }>
   readonly measuredSlotMs: number
+  /** Per async one-shot: `executed` seen on its job less `confirmed` seen on the chain (ms), both polled every `CHAIN_POLL_MS`; empty on the server's run. */
+  readonly paired: ReadonlyArray<number>
 }
 
 /** The baseline: the same buy transaction for the same amount, signed by a dev key, straight to the localnet. */
@@ -589,6 +593,45 @@ const tradePhase = async (s: Session, engineOnly = false): Promise<TradeReport> 
     if (!("amountOut" in body) || body.status !== "executed" || typeof body.amountOut !== "string") throw new Error(`submit: unexpected answer ${JSON.stringify(body)}`)
     return t
   }
+  /** Resolves with the moment this process first saw `sig` `confirmed` on the chain, polled every `CHAIN_POLL_MS`. */
+  const chainConfirmed = async (sig: string): Promise<number> => {
+    const signature = asSignature(sig)
+    for (;;) {
+      const status = (await rpc.getSignatureStatuses([signature]).send()).value[0]
+      if (status != null && (status.confirmationStatus === "confirmed" || status.confirmationStatus === "finalized")) return now()
+      await sleep(CHAIN_POLL_MS)
+    }
+  }
+  /**
+   * An async one-shot (202, then its job), paired with the chain's own confirmation of its own
+   * transaction: from the moment the job names the signature, the job and the transaction's status
+   * are each polled every `CHAIN_POLL_MS`; the answer is when the job was first seen `executed`
+   * less when the transaction was first seen `confirmed` (both seen the same way, so each lags its
+   * event by up to a poll and one round trip).
+   */
+  const pairedShot = async (): Promise<number> => {
+    const n = ++seq
+    const id = `paired-${n}`
+    expectData(
+      "async submit",
+      await s.agent.POST("/api/v1/trade/agent/submit", {
+        body: { clientTradeId: id, chain: "solana", mint: s.mint, side: "buy", amountIn: String(TRADE_AMOUNT + BigInt(n)), slippageBps: SLIPPAGE_BPS, async: true }
+      }),
+      202
+    )
+    let onChain: Promise<number> | undefined
+    for (;;) {
+      const trade = expectData("trade job", await s.agent.GET("/api/v1/trade/agent/trades/{clientTradeId}", { params: { path: { clientTradeId: id } } }), 200)
+      if (onChain === undefined && trade.signature !== "") onChain = chainConfirmed(trade.signature)
+      if (trade.status === "executed") {
+        const seen = now()
+        if (onChain === undefined) throw new Error(`async trade ${id} executed without a signature: ${JSON.stringify(trade)}`)
+        return seen - (await onChain)
+      }
+      if (trade.status === "failed") throw new Error(`async trade ${id} failed: ${JSON.stringify(trade)}`)
+      await sleep(CHAIN_POLL_MS)
+    }
+  }
   const allCases: ReadonlyArray<{ readonly path: "engine" | "baseline"; readonly label: string; readonly note: string; readonly inFlight: number; readonly op: () => Promise<number> }> = [
     { path: "engine", label: "engine, one-shot `submit` (payer main, blocking)", note: "request sent → 200 executed", inFlight: 1, op: oneShot },
     { path: "baseline", label: `baseline, straight to the localnet (poll ${ENGINE_POLL_MS} ms)`, note: "read + price → confirmed → read", inFlight: 1, op: () => baseline(++seq, ENGINE_POLL_MS) },
@@ -608,9 +651,16 @@ const tradePhase = async (s: Session, engineOnly = false): Promise<TradeReport> 
     for (const k of order) await measure(tallies[k]!, s.pid, Math.ceil(TRADES / rounds), cases[k]!.inFlight, cases[k]!.op, cases[k]!.inFlight === 1 ? SLOT_MS : 0)
   }
   const slot1 = await rpc.getSlot({ commitment: "processed" }).send()
+  // Item 6's trade half, one at a time after a random 0–1 slot pause (the one-shot's rows do not pair).
+  const paired = emptyTally()
+  if (!engineOnly) {
+    await measure(emptyTally(), s.pid, 1, 1, pairedShot)
+    await measure(paired, s.pid, TRADES, 1, pairedShot, SLOT_MS)
+  }
   return {
     measuredSlotMs: (now() - slotT0) / Number(slot1 - slot0),
-    rows: cases.map((c, k) => ({ path: c.path, label: c.label, note: c.note, inFlight: c.inFlight, tally: tallies[k]! }))
+    rows: cases.map((c, k) => ({ path: c.path, label: c.label, note: c.note, inFlight: c.inFlight, tally: tallies[k]! })),
+    paired: paired.latencies
   }
 }
 
@@ -691,6 +741,16 @@ const overhead = (t: TradeReport): string => {
     return `${c} in flight: p50 ${es.p50 - bs.p50 >= 0 ? "+" : ""}${ms(es.p50 - bs.p50)} ms, p99 ${es.p99 - bs.p99 >= 0 ? "+" : ""}${ms(es.p99 - bs.p99)} ms, engine CPU ${cpu >= 0 ? "+" : ""}${ms(cpu)} ms per trade`
   })
   return `One-shot over the baseline at the same ${ENGINE_POLL_MS} ms status polling: ${parts.join("; ")}.`
+}
+
+/** Item 6's trade half: each async one-shot's `executed` over its transaction's own `confirmed`. */
+const pairedLine = (t: TradeReport): string[] => {
+  if (t.paired.length === 0) return []
+  const st = stats(t.paired)
+  return [
+    `Executed over the chain's own confirmation (issue 28 item 6), paired per trade: ${t.paired.length} async one-shots (\`async: true\`, the same buy), one at a time after a random 0–1 slot pause; from the moment the trade's job names its signature, this process polls the job and the transaction's status on the chain every ${CHAIN_POLL_MS} ms, and takes the job first seen \`executed\` less the transaction first seen \`confirmed\` (each lags its event by up to a poll and one round trip, so a figure can be negative by about that): p50 ${ms(st.p50)} ms, p90 ${ms(st.p90)} ms, p99 ${ms(st.p99)} ms, max ${ms(st.max)} ms (budget: p99 < 30 ms).`,
+    ""
+  ]
 }
 
 const main = async () => {
@@ -802,6 +862,7 @@ const main = async () => {
     "",
     overhead(trades),
     "",
+    ...pairedLine(trades),
     ...databasesSection(builds, trades, onServer),
     "#### Reading the numbers",
     "",
