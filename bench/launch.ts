@@ -75,6 +75,7 @@ import { decodeLaunchRequest } from "../src/services/launch/request/DecodeLaunch
 import { launchTransactionInput, SolanaLaunchDefaults } from "../src/services/launch/SolanaLaunch.js"
 import { type Engine, startEngine } from "../test/support/engine.js"
 import { solidImage } from "../test/support/testImages.js"
+import { chainConfirmedAt } from "./chainConfirmed.js"
 import { benchDatabases, onPostgresServer, serverNote } from "./databases.js"
 import { busyCorePct, clockTicksPerSec, cpuAtRest, machineCpu, processCpuSec } from "./http.js"
 import { type BenchHttp, benchEngine, expectData, expectError, httpClient } from "./httpClient.js"
@@ -420,15 +421,8 @@ const launchPhase = async (s: Session, slotMs: number): Promise<LaunchReport> =>
     if (!("mint" in body) || body.success !== true || typeof body.mint !== "string" || body.devBuy?.signature !== body.signature) throw new Error(`launch: unexpected answer ${JSON.stringify(body)}`)
     return t
   }
-  /** Resolves with the wall-clock ms (`Date.now`, the engine's clock too) at which `sig` was first seen `confirmed`, polled every `CHAIN_POLL_MS`. */
-  const chainConfirmed = async (sig: string): Promise<number> => {
-    const signature = asSignature(sig)
-    for (;;) {
-      const status = (await rpc.getSignatureStatuses([signature]).send()).value[0]
-      if (status != null && (status.confirmationStatus === "confirmed" || status.confirmationStatus === "finalized")) return Date.now()
-      await sleep(CHAIN_POLL_MS)
-    }
-  }
+  /** When this process first saw `sig` `confirmed` on the chain (`Date.now`, the engine's clock too), polled every `CHAIN_POLL_MS`. */
+  const chainConfirmed = (sig: string): Promise<number> => chainConfirmedAt(rpc, sig, CHAIN_POLL_MS)
   const asynchronous = async (): Promise<Outcome> => {
     const n = ++seq
     throughEngine++

@@ -90,6 +90,7 @@ import { requestMemo } from "../src/chain/solana/client/RequestMemo.js"
 import { minOutOf, platformFeeOf, quoteVenue, type VenueState } from "../src/services/trade/VenueQuote.js"
 import { ENGINE_SEMI_SPACE_MB, type Engine, startEngine } from "../test/support/engine.js"
 import { solidImage } from "../test/support/testImages.js"
+import { chainConfirmedAt } from "./chainConfirmed.js"
 import { benchDatabases, onPostgresServer, serverNote } from "./databases.js"
 import { writeBenchmarkSection } from "./benchmarksDoc.js"
 import { busyCorePct, clockTicksPerSec, cpuAtRest, machineCpu, processCpuSec } from "./http.js"
@@ -594,15 +595,8 @@ const tradePhase = async (s: Session, engineOnly = false): Promise<TradeReport> 
     if (!("amountOut" in body) || body.status !== "executed" || typeof body.amountOut !== "string") throw new Error(`submit: unexpected answer ${JSON.stringify(body)}`)
     return t
   }
-  /** Resolves with the wall-clock ms (`Date.now`, the engine's clock too) at which `sig` was first seen `confirmed`, polled every `CHAIN_POLL_MS`. */
-  const chainConfirmed = async (sig: string): Promise<number> => {
-    const signature = asSignature(sig)
-    for (;;) {
-      const status = (await rpc.getSignatureStatuses([signature]).send()).value[0]
-      if (status != null && (status.confirmationStatus === "confirmed" || status.confirmationStatus === "finalized")) return Date.now()
-      await sleep(CHAIN_POLL_MS)
-    }
-  }
+  /** When this process first saw `sig` `confirmed` on the chain (`Date.now`, the engine's clock too), polled every `CHAIN_POLL_MS`. */
+  const chainConfirmed = (sig: string): Promise<number> => chainConfirmedAt(rpc, sig, CHAIN_POLL_MS)
   /** The engine's clock when it logged the trade `id` executed (the attempt runner logs it right after the row's `executed` is saved). */
   const executedLoggedAt = (id: string): number | undefined => {
     const line = s.engine
