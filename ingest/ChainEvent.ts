@@ -151,6 +151,13 @@ const pad = (n: bigint | number, width: number): string => n.toString().padStart
 export const solanaPosition = (slot: bigint, txIndex: number, ixIndex: number): string =>
   `s:${pad(slot, 20)}:${pad(txIndex, 6)}:${pad(ixIndex, 4)}`
 
+/** The slot of a Solana position (`solanaPosition`'s inverse for the slot); undefined for any other position. */
+export const solanaSlotOf = (position: string): bigint | undefined => {
+  if (position.length < 22 || !position.startsWith("s:")) return undefined
+  const digits = position.slice(2, 22)
+  return /^[0-9]{20}$/.test(digits) ? BigInt(digits) : undefined
+}
+
 export const hoodPosition = (block: bigint, logIndex: number): string => `h:${pad(block, 20)}:${pad(logIndex, 6)}:0000`
 
 const encodeJson = Schema.encodeSync(Schema.parseJson(ChainEvent))

@@ -25,7 +25,7 @@
  */
 import { Context, Duration, Effect, Either, Layer, Schedule } from "effect"
 import { Bus, type BusBatch, Topics } from "../../../ingest/bus/Bus.js"
-import type { ChainEvent } from "../../../ingest/ChainEvent.js"
+import { type ChainEvent, solanaSlotOf } from "../../../ingest/ChainEvent.js"
 import { decodeChainEvent } from "../../../ingest/ChainEventCodec.js"
 import { processOwner } from "../../db/RowLease.js"
 
@@ -43,13 +43,6 @@ export type StreamedEvent =
 export interface StreamedTransaction {
   readonly slot: bigint
   readonly events: ReadonlyArray<StreamedEvent>
-}
-
-/** The slot of a Solana position (`s:<slot 20>:<txIndex 6>:<ixIndex 4>`); undefined for any other. Pure. */
-export const solanaSlotOf = (position: string): bigint | undefined => {
-  if (position.length < 22 || !position.startsWith("s:")) return undefined
-  const digits = position.slice(2, 22)
-  return /^[0-9]{20}$/.test(digits) ? BigInt(digits) : undefined
 }
 
 /** The facts kept of an event: a curve's creation or a trade; undefined for any other kind. Pure. */
@@ -112,20 +105,21 @@ export class Arrivals {
 
   /** The stream delivered a transaction with this signature (and this event of it, when given): noted, then its waiters woken. */
   seen(transaction: string, event?: ChainEvent): void {
-    if (this.note(transaction, event)) this.wake(keyOf(transaction))
+    const fresh = this.note(transaction, event)
+    if (fresh !== undefined) this.wake(fresh)
   }
 
-  /** Notes a delivery; true when the transaction is new among the recent. */
-  private note(transaction: string, event: ChainEvent | undefined): boolean {
+  /** Notes a delivery; the transaction's key when it is new among the recent, else undefined. */
+  private note(transaction: string, event: ChainEvent | undefined): string | undefined {
     const signature = keyOf(transaction)
     const fact = event === undefined ? undefined : streamedEventOf(event)
     if (this.recent.has(signature)) {
       // Another event of the same transaction.
       const held = this.recent.get(signature)
-      if (held === null || held === undefined || fact === undefined) return false
+      if (held === null || held === undefined || fact === undefined) return undefined
       if (held.events.length >= ARRIVALS_EVENTS_MAX) this.recent.set(signature, null)
       else held.events.push(fact)
-      return false
+      return undefined
     }
     this.seenCount++
     const evicted = this.ring[this.next]
@@ -134,7 +128,7 @@ export class Arrivals {
     const slot = this.decides && event !== undefined && event.chain === "solana" ? solanaSlotOf(event.position) : undefined
     this.recent.set(signature, slot === undefined ? null : { slot, events: fact === undefined ? [] : [fact] })
     this.next = (this.next + 1) % this.recentMax
-    return true
+    return signature
   }
 
   private wake(signature: string): void {
@@ -211,7 +205,8 @@ export class Arrivals {
     for (const record of batch.records) {
       const decoded = decodeChainEvent(record.value)
       // A keeper's progress event names no transaction (`signature` ""): nothing to wake or decide.
-      if (Either.isRight(decoded) && decoded.right.signature !== "" && this.note(decoded.right.signature, decoded.right)) fresh.push(keyOf(decoded.right.signature))
+      const key = Either.isRight(decoded) && decoded.right.signature !== "" ? this.note(decoded.right.signature, decoded.right) : undefined
+      if (key !== undefined) fresh.push(key)
     }
     for (const signature of fresh) this.wake(signature)
   }

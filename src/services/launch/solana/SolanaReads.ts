@@ -10,7 +10,7 @@ import { curveEventsFromLogs } from "../../../chain/solana/program/Events.js"
 import { WSOL_MINT_ADDRESS } from "../../../chain/solana/program/ProgramIds.js"
 import { classifySimulationError, transactionErrorText } from "../../../chain/solana/launch/LaunchFailure.js"
 import type { AssembledLaunch, LaunchPlan } from "../../../chain/solana/launch/LaunchTransaction.js"
-import type { StreamedTransaction } from "../../chains/ChainArrivals.js"
+import { type StreamedTransaction, streamedTradeOut } from "../../chains/ChainArrivals.js"
 import type { LaunchSending, MintView, SolanaLaunched, SolanaLaunchShape } from "../SolanaLaunch.js"
 import { launchError } from "../SolanaLaunchError.js"
 import type { SolanaContext } from "./SolanaContext.js"
@@ -19,6 +19,16 @@ import type { SolanaContext } from "./SolanaContext.js"
 export type SentFields = { readonly signature?: string; readonly mint?: string }
 
 export type SolanaReads = ReturnType<typeof makeSolanaReads>
+
+/** The landed launch at `slot`, its dev buy filled with `filledRaw` (none without a dev buy). Pure. */
+const launchedAt = (mint: string, curve: string, signature: string, slot: bigint, plan: LaunchPlan, filledRaw: bigint): SolanaLaunched => ({
+  mint,
+  curve,
+  signature,
+  slot,
+  devBuy: plan.devBuy === null ? null : { amountInRaw: plan.devBuy.amountInRaw, filledRaw, minAmountOutRaw: plan.devBuy.minAmountOutRaw },
+  fee: plan.fee
+})
 
 /**
  * The landed launch `sending` as the ingest stream carried it at a deciding commitment
@@ -29,16 +39,9 @@ export type SolanaReads = ReturnType<typeof makeSolanaReads>
 export const launchedFromStream = (streamed: StreamedTransaction | undefined, sending: LaunchSending, payer: string, plan: LaunchPlan): SolanaLaunched | undefined => {
   if (streamed === undefined) return undefined
   const { mint, curve, signature } = sending
-  let created = false
-  let filledRaw: bigint | undefined
-  for (const e of streamed.events) {
-    if (e._tag === "CurveCreated") created ||= e.mint === mint && e.curve === curve
-    else if (filledRaw === undefined && e.mint === mint && e.trader === payer && e.side === "buy") filledRaw = e.amountOutRaw
-  }
-  if (!created) return undefined
-  if (plan.devBuy === null) return { mint, curve, signature, slot: streamed.slot, devBuy: null, fee: plan.fee }
-  if (filledRaw === undefined) return undefined
-  return { mint, curve, signature, slot: streamed.slot, devBuy: { amountInRaw: plan.devBuy.amountInRaw, filledRaw, minAmountOutRaw: plan.devBuy.minAmountOutRaw }, fee: plan.fee }
+  if (!streamed.events.some((e) => e._tag === "CurveCreated" && e.mint === mint && e.curve === curve)) return undefined
+  const filledRaw = plan.devBuy === null ? 0n : streamedTradeOut(streamed, mint, payer, "buy")
+  return filledRaw === undefined ? undefined : launchedAt(mint, curve, signature, streamed.slot, plan, filledRaw)
 }
 
 export const makeSolanaReads = (ctx: SolanaContext) => {
@@ -102,7 +105,7 @@ export const makeSolanaReads = (ctx: SolanaContext) => {
   const landedFrom = (tx: LandedTransaction, signature: string, mint: string, curve: string, payer: string, plan: LaunchPlan) =>
     Effect.gen(function* () {
       if (tx === null) return undefined
-      if (plan.devBuy === null) return { mint, curve, signature, slot: tx.slot, devBuy: null, fee: plan.fee } satisfies SolanaLaunched
+      if (plan.devBuy === null) return launchedAt(mint, curve, signature, tx.slot, plan, 0n)
       // The fill: the buy's Trade event; failing that (logs cut short), the payer's token account of
       // the mint after the transaction, which this transaction created, so it holds exactly the fill.
       const trade = curveEventsFromLogs(tx.meta?.logMessages ?? []).find(
@@ -111,8 +114,7 @@ export const makeSolanaReads = (ctx: SolanaContext) => {
       const held = tx.meta?.postTokenBalances?.find((b) => b.mint === mint && b.owner === payer)?.uiTokenAmount.amount
       const filledRaw = trade !== undefined && trade.event.kind === "Trade" ? trade.event.amountOutRaw : held === undefined ? undefined : BigInt(held)
       if (filledRaw === undefined) return yield* launchError("chain_unavailable", `the fill of the landed launch ${signature} is not readable`)
-      const devBuy = { amountInRaw: plan.devBuy.amountInRaw, filledRaw, minAmountOutRaw: plan.devBuy.minAmountOutRaw }
-      return { mint, curve, signature, slot: tx.slot, devBuy, fee: plan.fee } satisfies SolanaLaunched
+      return launchedAt(mint, curve, signature, tx.slot, plan, filledRaw)
     })
 
   /** The landed transaction's slot and its dev buy's fill; undefined while the node does not hold it at `confirmed`. */
