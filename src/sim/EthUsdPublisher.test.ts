@@ -7,7 +7,7 @@ import { ethUsdFeedAbi } from "../chain/hood/abi.generated.js"
 import { GENESIS_ETH_USD_ANSWER } from "../chain/hood/localnet/Deploy.js"
 import { ETH_USD_REPORTER_KEY } from "../chain/hood/localnet/DevAccounts.js"
 import { publicClientOf, startHoodLocalnet } from "../chain/hood/localnet/testkit.js"
-import { runEthUsdPublisher } from "./EthUsdPublisher.js"
+import { ETH_USD_UPDATE_GAS, postEthUsdAnswer, runEthUsdPublisher } from "./EthUsdPublisher.js"
 import { runLooks } from "../../test/support/publisherLooks.js"
 
 const account = privateKeyToAccount(ETH_USD_REPORTER_KEY)
@@ -65,5 +65,33 @@ describe("runEthUsdPublisher", () => {
         }
       }),
     120_000
+  )
+
+  it.effect(
+    "a post mined in the second after the round it replaces lands (its fixed gas limit covers the write an estimate in the earlier second saw as a no-op)",
+    () =>
+      Effect.gen(function* () {
+        const t0 = Date.now()
+        let later = 0
+        const net = yield* Effect.promise(() => startHoodLocalnet({ clockMs: () => t0 + later }))
+        try {
+          const ethUsdFeed = net.addresses.ethUsdFeed!
+          const publicClient = publicClientOf(net)
+          const clients = { publicClient, wallet: hoodWallet(net.chain, account, net.rpcUrl), chain: net.chain, account }
+          const [, , , before] = yield* Effect.promise(() => publicClient.readContract({ address: ethUsdFeed, abi: ethUsdFeedAbi, functionName: "latestRoundData" }))
+          later = 1_500
+          yield* Effect.promise(() => postEthUsdAnswer(clients, ethUsdFeed, 312_345_678_901n))
+          const [round, answer, , updatedAt] = yield* Effect.promise(() => publicClient.readContract({ address: ethUsdFeed, abi: ethUsdFeedAbi, functionName: "latestRoundData" }))
+          expect([answer, updatedAt]).toEqual([312_345_678_901n, BigInt(Math.floor((t0 + 1_500) / 1000))])
+          expect(updatedAt).not.toBe(before)
+          expect(round).toBe(2n)
+          const [log] = yield* Effect.promise(() => publicClient.getContractEvents({ address: ethUsdFeed, abi: ethUsdFeedAbi, eventName: "AnswerUpdated", fromBlock: 0n, args: { roundId: 2n } }))
+          const receipt = yield* Effect.promise(() => publicClient.getTransactionReceipt({ hash: log!.transactionHash! }))
+          expect(receipt.gasUsed < ETH_USD_UPDATE_GAS).toBe(true)
+        } finally {
+          yield* Effect.promise(() => net.close())
+        }
+      }),
+    60_000
   )
 })

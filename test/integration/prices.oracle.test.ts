@@ -11,7 +11,6 @@
  */
 import { Context, ConfigProvider, Effect, Exit, Layer, Scope, TestClock, TestContext } from "effect"
 import { privateKeyToAccount } from "viem/accounts"
-import { ethUsdFeedAbi } from "../../src/chain/hood/abi.generated.js"
 import { hoodPublicClient, hoodWallet } from "../../src/chain/hood/client/HoodClient.js"
 import { HoodEndpoints } from "../../src/chain/hood/HoodEndpoints.js"
 import { ETH_USD_REPORTER_KEY } from "../../src/chain/hood/localnet/DevAccounts.js"
@@ -26,6 +25,7 @@ import { SolanaEndpoints } from "../../src/chain/solana/SolanaEndpoints.js"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import * as Prices from "../../src/layers/Prices.js"
 import { usdOf } from "../../src/services/prices/Money.js"
+import { postEthUsdAnswer } from "../../src/sim/EthUsdPublisher.js"
 import { PriceSource, type PriceSourceShape, type UsdPrice } from "../../src/services/prices/PriceSource.js"
 import { usdOfQuote } from "../../src/services/spend/SpendValue.js"
 import { eventually } from "../support/eventually.js"
@@ -161,9 +161,7 @@ describe("USD prices from the on-chain oracle (PRICE_SOURCE=oracle)", () => {
 /** Posts an ETH/USD answer (8 decimals) from the feed's reporter and waits for its receipt. */
 const postEth = async (answer: bigint) => {
   const account = privateKeyToAccount(ETH_USD_REPORTER_KEY)
-  const hash = await hoodWallet(hood.chain, account, hood.rpcUrl).writeContract({ address: hood.addresses.ethUsdFeed!, abi: ethUsdFeedAbi, functionName: "updateAnswer", args: [answer] })
-  const receipt = await hoodPublicClient(hood.chain, hood.rpcUrl).waitForTransactionReceipt({ hash })
-  expect(receipt.status).toBe("success")
+  await postEthUsdAnswer({ publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), wallet: hoodWallet(hood.chain, account, hood.rpcUrl), chain: hood.chain, account }, hood.addresses.ethUsdFeed!, answer)
 }
 
 const ethPrice = (prices: PriceSourceShape) => Effect.runPromise(Effect.either(prices.usd("eth")))
