@@ -199,63 +199,111 @@ describe.skipIf(skipKafka())(`limit-order books held by partition: KafkaBus on l
     "triggers decided on every partition and held unwritten while a member joins: the old owner writes only its kept partitions', the new owner re-decides the rest from the log; each once",
     () =>
       Effect.gen(function* () {
-        const { world, database, publisher, markets, last, publish, nudge, applied, priceNow } = yield* kafkaWorld("held")
-        const partitionOf = (m: SimMarket) => publisher.partitionFor("chain.events", `solana:${m.mint}`)
-        yield* publish(markets.flatMap((m) => [m.created(), ...m.buy("early", SOL)]))
-        // A's trigger writer waits at `taken` (before it reads any fence) until released; B's too.
-        const releaseA = yield* Deferred.make<void>()
-        const releaseB = yield* Deferred.make<void>()
-        const heldA: Array<string> = []
-        const a = yield* openActors(world, "a", (at, ids) => (at === "taken" ? Effect.zipRight(Effect.sync(() => heldA.push(...ids)), Deferred.await(releaseA)) : Effect.void))
-        yield* applied([a], "the openings applied")
-        const orders = markets.map((m, i) => order(`ord_h${i}`, m.mint, priceNow([a], m)))
-        for (const o of orders) yield* createOrder(o, Date.now()).pipe(Effect.provide(database))
-        yield* eventuallyEffect(Effect.sync(() => a.hooks.books.size() === MARKETS), { what: "A to hold every order", deadlineMs: 10_000, intervalMs: 10 })
-        // Every order crosses: A decides all of them; none is written (its writer is held).
-        yield* publish(markets.flatMap((m) => m.buy("whale", 2n * SOL)))
-        yield* applied([a], "the crossing buys applied")
-        yield* eventuallyEffect(Effect.sync(() => a.hooks.books.size() === 0 && heldA.length > 0), { what: "A to decide every trigger", deadlineMs: 10_000, intervalMs: 10 })
-        expect(world.handed).toEqual([])
-
-        // B joins and is given half the partitions (Kafka tells A after the join): it claims them,
-        // loads their orders (all still open) and replays the crossing buys from A's committed
-        // offsets (A's checkpoints wait for its writer, so they never passed them).
-        const b = yield* openActors(world, "b", (at) => (at === "taken" ? Deferred.await(releaseB) : Effect.void))
-        yield* eventuallyEffect(
-          Effect.suspend(() =>
-            b.actors.stats().reloads >= PARTITIONS / 2 && a.actors.stats().revocations >= PARTITIONS / 2 ? Effect.succeed(true) : Effect.as(nudge(), false)
-          ),
-          { what: "B to be given half the partitions and A told", deadlineMs: 90_000, intervalMs: 500 }
-        )
-        yield* applied([a, b], "the nudges applied")
-        // B's markets: those whose newest nudge B applied (a process loads every checkpoint at start, so holding a state says nothing).
-        const bPartitions = new Set(markets.filter((m) => b.actors.state("solana", m.mint)?.core?.lastPosition === last.get(m.mint)).map(partitionOf))
-        expect(bPartitions.size).toBe(PARTITIONS / 2)
-        const onB = orders.filter((_, i) => bPartitions.has(partitionOf(markets[i]!)))
-        const onA = orders.filter((o) => !onB.includes(o))
-        expect(onB.length).toBe(MARKETS / 2)
-        expect(world.handed).toEqual([])
-
-        // A's writer goes on: it writes only the triggers of the partitions it kept.
-        yield* Deferred.succeed(releaseA, undefined)
-        yield* eventuallyEffect(Effect.sync(() => onA.every((o) => world.handedBy.includes(`a:${o.id}`))), { what: "A to write its partitions' triggers", deadlineMs: 20_000, intervalMs: 10 })
-        const sql = Context.get(database, SqlClient.SqlClient)
-        const statusOf = (ids: ReadonlyArray<string>) => Effect.map(sql<{ id: string; status: string }>`SELECT id, status FROM limit_orders WHERE id IN ${sql.in(ids)} ORDER BY id`, (rows) => rows.map((r) => r.status))
-        expect(yield* statusOf(onB.map((o) => o.id))).toEqual(onB.map(() => "open"))
-        // The moved partitions' triggers it had taken were fenced out (the rest were dropped with the revocation).
-        expect(a.hooks.triggerWrites().fencedOut).toBe(onB.filter((o) => heldA.includes(o.id)).length)
-
-        // B's writer goes on: the moved partitions' triggers are B's, re-decided from the log.
-        yield* Deferred.succeed(releaseB, undefined)
-        yield* eventuallyEffect(Effect.sync(() => onB.every((o) => world.handedBy.includes(`b:${o.id}`))), { what: "B to write the moved partitions' triggers", deadlineMs: 20_000, intervalMs: 10 })
-        expect(yield* statusOf(orders.map((o) => o.id))).toEqual(orders.map(() => "triggered"))
-        yield* nudge()
-        yield* applied([a, b], "a last nudge applied")
-        expect(world.handedBy.slice().sort()).toEqual([...onA.map((o) => `a:${o.id}`), ...onB.map((o) => `b:${o.id}`)].sort())
-        yield* Effect.logInfo(`orders.partitions.kafka: A held ${heldA.length} triggers at taken; A ${JSON.stringify(a.hooks.triggerWrites())}, B ${JSON.stringify(b.hooks.triggerWrites())}`)
-        yield* b.close
-        yield* a.close
+        // The split is asserted on a trial in which the group held still after B's join. The mock
+        // broker sometimes rebalances again on its own (kafkajs restarts a member after a SyncGroup
+        // protocol error under load) and moves a further partition mid-trial; such a trial still
+        // proves every trigger written exactly once, and another trial is run for the split.
+        const voided: Array<string> = []
+        for (let trial = 1; trial <= HELD_TRIALS; trial++) {
+          const verdict = yield* Effect.scoped(heldTrial(`held${trial}`))
+          if (verdict.still) return
+          voided.push(`trial ${trial}: ${verdict.moved}`)
+          yield* Effect.logWarning(`orders.partitions.kafka: the group moved again during trial ${trial} (${verdict.moved}); its exactly-once checks held, the split is not judged on it`)
+        }
+        expect.fail(`no trial of ${HELD_TRIALS} kept its group still after the join: ${voided.join("; ")}`)
       }),
-    300_000
+    420_000
   )
 })
+
+const HELD_TRIALS = 3
+
+/**
+ * One trial of the held writer: A decides every trigger with its writer held, B joins and takes
+ * half the partitions, A's writer goes on, then B's. Every order is written exactly once whatever
+ * the broker does; the split (A writes its kept partitions' triggers and fences out the moved
+ * ones', which stay open until B re-decides them) is asserted when the group held still from
+ * the split's reading to the end (`still`).
+ */
+const heldTrial = (tag: string) =>
+  Effect.gen(function* () {
+    const { world, database, publisher, markets, last, publish, nudge, applied, priceNow } = yield* kafkaWorld(tag)
+    const partitionOf = (m: SimMarket) => publisher.partitionFor("chain.events", `solana:${m.mint}`)
+    yield* publish(markets.flatMap((m) => [m.created(), ...m.buy("early", SOL)]))
+    // A's trigger writer waits at `taken` (before it reads any fence) until released; B's too.
+    const releaseA = yield* Deferred.make<void>()
+    const releaseB = yield* Deferred.make<void>()
+    const heldA: Array<string> = []
+    const a = yield* openActors(world, "a", (at, ids) => (at === "taken" ? Effect.zipRight(Effect.sync(() => heldA.push(...ids)), Deferred.await(releaseA)) : Effect.void))
+    yield* applied([a], "the openings applied")
+    const orders = markets.map((m, i) => order(`ord_h${i}`, m.mint, priceNow([a], m)))
+    const ids = orders.map((o) => o.id)
+    for (const o of orders) yield* createOrder(o, Date.now()).pipe(Effect.provide(database))
+    yield* eventuallyEffect(Effect.sync(() => a.hooks.books.size() === MARKETS), { what: "A to hold every order", deadlineMs: 10_000, intervalMs: 10 })
+    // Every order crosses: A decides all of them; none is written (its writer is held).
+    yield* publish(markets.flatMap((m) => m.buy("whale", 2n * SOL)))
+    yield* applied([a], "the crossing buys applied")
+    yield* eventuallyEffect(Effect.sync(() => a.hooks.books.size() === 0 && heldA.length > 0), { what: "A to decide every trigger", deadlineMs: 10_000, intervalMs: 10 })
+    expect(world.handed).toEqual([])
+
+    // B joins and is given half the partitions (Kafka tells A after the join): it claims them,
+    // loads their orders (all still open) and replays the crossing buys from A's committed
+    // offsets (A's checkpoints wait for its writer, so they never passed them).
+    const b = yield* openActors(world, "b", (at) => (at === "taken" ? Deferred.await(releaseB) : Effect.void))
+    yield* eventuallyEffect(
+      Effect.suspend(() =>
+        b.actors.stats().reloads >= PARTITIONS / 2 && a.actors.stats().revocations >= PARTITIONS / 2 ? Effect.succeed(true) : Effect.as(nudge(), false)
+      ),
+      { what: "B to be given half the partitions and A told", deadlineMs: 90_000, intervalMs: 500 }
+    )
+    // Every move after this point shows in the counts of assignments and revocations; a nudge
+    // after it is applied on each partition by its owner of now.
+    const groupNow = () => JSON.stringify([a.actors.stats(), b.actors.stats()].map((s) => [s.reloads, s.revocations]))
+    const group = groupNow()
+    yield* nudge()
+    yield* applied([a, b], "the nudges applied")
+    // B's markets: those whose newest nudge B applied (a process loads every checkpoint at start, so holding a state says nothing).
+    const bPartitions = new Set(markets.filter((m) => b.actors.state("solana", m.mint)?.core?.lastPosition === last.get(m.mint)).map(partitionOf))
+    const onB = orders.filter((_, i) => bPartitions.has(partitionOf(markets[i]!))).map((o) => o.id)
+    const onA = ids.filter((id) => !onB.includes(id))
+    expect(world.handed).toEqual([])
+
+    // A's writer goes on: each trigger it took is written or fenced out.
+    const sql = Context.get(database, SqlClient.SqlClient)
+    const statusOf = (of: ReadonlyArray<string>) => Effect.map(sql<{ id: string; status: string }>`SELECT id, status FROM limit_orders WHERE id IN ${sql.in(of)} ORDER BY id`, (rows) => rows.map((r) => r.status))
+    const writtenBy = (name: string) => world.handedBy.filter((h) => h.startsWith(`${name}:`)).map((h) => h.slice(name.length + 1)).sort()
+    yield* Deferred.succeed(releaseA, undefined)
+    yield* eventuallyEffect(Effect.sync(() => writtenBy("a").length + a.hooks.triggerWrites().fencedOut === heldA.length), {
+      what: "A's writer to write or fence out every trigger it took",
+      deadlineMs: 20_000,
+      intervalMs: 10,
+      detail: () => `took ${JSON.stringify(heldA)}, wrote ${JSON.stringify(writtenBy("a"))}, ${JSON.stringify(a.hooks.triggerWrites())}`
+    })
+    const afterA = { wrote: writtenBy("a"), fencedOut: a.hooks.triggerWrites().fencedOut, moved: onB.length === 0 ? [] : yield* statusOf(onB) }
+
+    // B's writer goes on: the moved partitions' triggers are B's, re-decided from the log.
+    yield* Deferred.succeed(releaseB, undefined)
+    yield* eventuallyEffect(
+      Effect.suspend(() => (ids.every((id) => world.handed.includes(id)) ? Effect.succeed(true) : Effect.as(nudge(), false))),
+      { what: "every order written", deadlineMs: 60_000, intervalMs: 200, detail: () => `handed ${JSON.stringify(world.handedBy)}` }
+    )
+    expect(yield* statusOf(ids)).toEqual(ids.map(() => "triggered"))
+    yield* nudge()
+    yield* applied([a, b], "a last nudge applied")
+    // Each once, whoever held which partition when: none lost, none doubled.
+    expect(world.handed.slice().sort()).toEqual(ids.slice().sort())
+    const still = groupNow() === group
+    if (still) {
+      expect(bPartitions.size).toBe(PARTITIONS / 2)
+      expect(onB.length).toBe(MARKETS / 2)
+      // A wrote only the partitions it kept; the moved ones stayed open after it, their taken triggers fenced out (the rest were dropped with the revocation).
+      expect(afterA.wrote).toEqual(onA.slice().sort())
+      expect(afterA.moved).toEqual(onB.map(() => "open"))
+      expect(afterA.fencedOut).toBe(onB.filter((id) => heldA.includes(id)).length)
+      expect(world.handedBy.slice().sort()).toEqual([...onA.map((id) => `a:${id}`), ...onB.map((id) => `b:${id}`)].sort())
+    }
+    yield* Effect.logInfo(`orders.partitions.kafka: A held ${heldA.length} triggers at taken; A ${JSON.stringify(a.hooks.triggerWrites())}, B ${JSON.stringify(b.hooks.triggerWrites())}`)
+    yield* b.close
+    yield* a.close
+    return { still, moved: `assignments and revocations [A, B] ${group} → ${groupNow()}` }
+  })
