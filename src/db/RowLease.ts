@@ -23,6 +23,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import { Cause, Duration, Effect, Exit, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
@@ -51,6 +52,16 @@ export interface RowLeases {
   readonly claimIn: (kind: string, key: string) => Effect.Effect<void, SqlError, SqlClient.SqlClient>
   /** In the caller's transaction: extends this process's lease, or dies with `RowLeaseLost`. */
   readonly fenceIn: (kind: string, key: string) => Effect.Effect<void, SqlError, SqlClient.SqlClient>
+  /**
+   * `fenceIn` folded into one statement of the caller's (no transaction needed around it): the
+   * lease's renewal as the body of a CTE (`UPDATE row_leases … RETURNING key`, one row when this
+   * process still owns the lease), for a statement that gates every write of its own on that CTE
+   * (`WHERE EXISTS (SELECT 1 FROM <it>)`), so a statement that found the lease lost wrote nothing.
+   * `fenced` says which: the statement's answer whether the renewal returned its row; not, it dies
+   * with `RowLeaseLost` as `fenceIn` does.
+   */
+  readonly renewal: (kind: string, key: string) => Statement.Fragment
+  readonly fenced: <A>(kind: string, key: string, held: boolean, value: A) => Effect.Effect<A>
   /** Extends this process's lease; false when another process owns the row now. */
   readonly renew: (kind: string, key: string) => Effect.Effect<boolean, SqlError>
   /** Gives the lease back (only if this process still owns it). */
@@ -84,11 +95,10 @@ export const makeRowLeases = (sql: SqlClient.SqlClient, options: RowLeaseOptions
   const leaseMs = options.leaseMs ?? ROW_LEASE_MS
   const owner = options.owner ?? processOwner()
   const ends = (s: SqlClient.SqlClient) => s`clock_timestamp() + ${leaseMs} * interval '1 millisecond'`
+  const renewalBy = (s: SqlClient.SqlClient, kind: string, key: string) =>
+    s`UPDATE row_leases SET expires_at = ${ends(s)} WHERE kind = ${kind} AND key = ${key} AND owner = ${owner} RETURNING key`
   const renewedBy = (s: SqlClient.SqlClient, kind: string, key: string) =>
-    Effect.map(
-      s<{ key: string }>`UPDATE row_leases SET expires_at = ${ends(s)} WHERE kind = ${kind} AND key = ${key} AND owner = ${owner} RETURNING key`,
-      (rows) => rows.length === 1
-    )
+    Effect.map(s<{ key: string }>`${renewalBy(s, kind, key)}`, (rows) => rows.length === 1)
 
   const take: RowLeases["take"] = (kind, key) =>
     Effect.map(
@@ -109,6 +119,9 @@ export const makeRowLeases = (sql: SqlClient.SqlClient, options: RowLeaseOptions
 
   const fenceIn: RowLeases["fenceIn"] = (kind, key) =>
     Effect.flatMap(SqlClient.SqlClient, (s) => Effect.flatMap(renewedBy(s, kind, key), (held) => (held ? Effect.void : Effect.die(lost(kind, key)))))
+
+  const renewal: RowLeases["renewal"] = (kind, key) => renewalBy(sql, kind, key)
+  const fenced: RowLeases["fenced"] = (kind, key, held, value) => (held ? Effect.succeed(value) : Effect.die(lost(kind, key)))
 
   const renew: RowLeases["renew"] = (kind, key) => renewedBy(sql, kind, key)
 
@@ -140,7 +153,7 @@ export const makeRowLeases = (sql: SqlClient.SqlClient, options: RowLeaseOptions
     )
   }
 
-  return { owner, leaseMs, take, claimIn, fenceIn, renew, release, live, whileHeld }
+  return { owner, leaseMs, take, claimIn, fenceIn, renewal, fenced, renew, release, live, whileHeld }
 }
 
 export interface RunAloneOptions {

@@ -63,6 +63,27 @@ const store = (): AttemptStore<string, State, Output> => ({
   inFlight: Effect.map(sql<{ key: string }>`SELECT key FROM test_attempts WHERE state <> 'done' ORDER BY key LIMIT 1000`, (rows) => rows.map((r) => r.key))
 })
 
+/**
+ * The same store with `saveFenced`: a save over a stored row is one statement, the lease's renewal
+ * its first CTE and every write gated on it (the runner then saves through it, as the trade rail's
+ * store does). Counts the statements it ran.
+ */
+let oneStatementSaves = 0
+const oneStatementStore = (): AttemptStore<string, State, Output> => ({
+  ...store(),
+  saveFenced: (k, prev, next, outputs, fence) =>
+    Effect.gen(function* () {
+      const s = yield* SqlClient.SqlClient
+      oneStatementSaves++
+      const settle = outputs.some((o) => o._tag === "Settle") ? s`, ev AS (INSERT INTO test_events (key) SELECT key FROM moved)` : s.literal("")
+      const rows = yield* s<{ held: boolean; moved: boolean }>`
+        WITH lease AS (${fence ?? s`SELECT 1`}),
+          moved AS (UPDATE test_attempts SET state = ${next._tag} WHERE key = ${k} AND state = ${prev._tag} AND EXISTS (SELECT 1 FROM lease) RETURNING key)${settle}
+        SELECT EXISTS (SELECT 1 FROM lease) AS held, EXISTS (SELECT 1 FROM moved) AS moved`
+      return rows[0]!
+    })
+})
+
 /** The "chain": which keys were sent, how often, and what state each send saw stored. */
 const chain = () => {
   const sends = new Map<string, number>()
@@ -158,12 +179,16 @@ describe("the attempt runner", () => {
     expect(c.sends.get(k)).toBe(1)
   })
 
-  it("a driver whose lease was taken over has its next save refused by the fence and performs nothing more", async () => {
+  it.each([
+    ["in a transaction", store],
+    ["in one statement (saveFenced)", oneStatementStore]
+  ] as const)("a driver whose lease was taken over has its next save refused by the fence and performs nothing more: %s", async (_, storeOf) => {
     const c = chain()
     const k = key()
     const gate = await run(Deferred.make<void>())
     const a = makeRowLeases(sql, { leaseMs: 60_000 })
-    const fiber = await run(Effect.forkDaemon(makeAttemptRunner({ machine, store: store(), ports: c.ports({ gate }), leases: a, sql }).apply(k, undefined, { _tag: "Start" })))
+    const statements = oneStatementSaves
+    const fiber = await run(Effect.forkDaemon(makeAttemptRunner({ machine, store: storeOf(), ports: c.ports({ gate }), leases: a, sql }).apply(k, undefined, { _tag: "Start" })))
     await eventually(async () => (c.sawStored.length === 1 ? true : undefined), { what: "the driver to reach its send", intervalMs: 10, deadlineMs: 10_000 })
     // The driver stalls past its lease; another process takes the row over.
     await run(sql`UPDATE row_leases SET expires_at = clock_timestamp() - interval '1 second' WHERE kind = ${KIND} AND key = ${k}`)
@@ -176,6 +201,24 @@ describe("the attempt runner", () => {
     expect(await stateOf(k)).toBe("sending")
     expect(await eventsOf(k)).toBe(0)
     expect(await run(b.live(KIND, [k]))).toEqual(new Set([k]))
+    // The refused save was the one statement (the insert that claimed the row is a transaction's).
+    expect(oneStatementSaves - statements).toBe(storeOf === oneStatementStore ? 1 : 0)
+  })
+
+  it("with saveFenced, every save over a stored row is one statement: the settle write commits with the settled state; a save that loses the race moves nothing", async () => {
+    const c = chain()
+    const leases = makeRowLeases(sql)
+    const k = key()
+    const statements = oneStatementSaves
+    const runner = makeAttemptRunner({ machine, store: oneStatementStore(), ports: c.ports(), leases, sql })
+    expect(await run(runner.apply(k, undefined, { _tag: "Start" }))).toMatchObject({ _tag: "Saved", state: { _tag: "done" } })
+    // sending → sent (fenced), sent → done (fenced, with the event).
+    expect(oneStatementSaves - statements).toBe(2)
+    expect([await stateOf(k), await eventsOf(k)]).toEqual(["done", 1])
+    expect(await run(leases.live(KIND, [k]))).toEqual(new Set())
+    // A settle of a row another writer already moved (the stale `sent`) moves nothing and writes no event.
+    expect(await run(runner.apply(k, { _tag: "sent" }, { _tag: "Observed", landed: true }))).toEqual({ _tag: "Moved" })
+    expect(await eventsOf(k)).toBe(1)
   })
 
   it("a wait that reaches its deadline without a verdict leaves the attempt in flight, to be resumed", async () => {

@@ -5,6 +5,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import { Effect } from "effect"
 import type { PlanId } from "../../domain/Plans.js"
 import { newId, randomString } from "../keys/Tokens.js"
@@ -177,13 +178,17 @@ export const feeTotals = (accountId: string): Effect.Effect<ReadonlyArray<FeeTot
       FROM account_fee_totals WHERE account_id = ${accountId} ORDER BY chain, quote_asset`
   ).pipe(Effect.map((rows) => rows.map((r) => ({ chain: r.chain, quoteAsset: r.quote_asset, feeRawSum: r.fee_raw_sum, count: Number(r.fee_count) }))))
 
-export const addFee = (accountId: string, chain: string, quoteAsset: string, feeRaw: bigint): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql`
+/**
+ * The statement that adds one fee to the account's totals; with `gate` (the name of a CTE of the
+ * statement it is part of), only when that CTE returned a row (`addFee`'s write inside one
+ * statement of several, e.g. a trade's settlement: `TradeStore`).
+ */
+export const addFeeStatement = (sql: SqlClient.SqlClient, accountId: string, chain: string, quoteAsset: string, feeRaw: bigint, gate?: string): Statement.Fragment => sql`
       INSERT INTO account_fee_totals (account_id, chain, quote_asset, fee_raw_sum, fee_count)
-      VALUES (${accountId}, ${chain}, ${quoteAsset}, ${feeRaw.toString()}::numeric, 1)
+      SELECT ${accountId}, ${chain}, ${quoteAsset}, ${feeRaw.toString()}::numeric, 1 ${gate === undefined ? sql.literal("") : sql`WHERE EXISTS (SELECT 1 FROM ${sql(gate)})`}
       ON CONFLICT (account_id, chain, quote_asset) DO UPDATE
         SET fee_raw_sum = account_fee_totals.fee_raw_sum + EXCLUDED.fee_raw_sum,
             fee_count = account_fee_totals.fee_count + 1`
-  ).pipe(Effect.asVoid)
+
+export const addFee = (accountId: string, chain: string, quoteAsset: string, feeRaw: bigint): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`${addFeeStatement(sql, accountId, chain, quoteAsset, feeRaw)}`).pipe(Effect.asVoid)

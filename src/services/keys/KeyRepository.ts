@@ -4,6 +4,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import { Effect } from "effect"
 import type { Chain } from "../../domain/Chain.js"
 import type { AccessLevel, Direction } from "./Scopes.js"
@@ -262,19 +263,25 @@ export interface UsageEvent {
   readonly launches: number
 }
 
-/** Adds one metered event to its UTC day; events before metering started are not recorded. */
-export const recordUsage = (e: UsageEvent): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
-  e.atMs < USAGE_SINCE_MS
-    ? Effect.succeed(false)
-    : Effect.flatMap(
-        SqlClient.SqlClient,
-        (sql) => sql`
+/**
+ * The statement that adds metered events to their keys' UTC days: `rows` yields
+ * `(key_id, day, usd_micros, trade_count, launch_count)` (a `VALUES` list, or a `SELECT` over a CTE
+ * of a larger statement: `SpendStore.bookStatement`).
+ */
+export const usageStatement = (sql: SqlClient.SqlClient, rows: Statement.Fragment): Statement.Fragment => sql`
           INSERT INTO agent_key_usage_daily (key_id, day, usd_micros, trade_count, launch_count)
-          VALUES (${e.keyId}, ${isoDay(e.atMs)}::date, ${String(e.usdMicros)}, ${e.trades}, ${e.launches})
+          ${rows}
           ON CONFLICT (key_id, day) DO UPDATE SET
             usd_micros = agent_key_usage_daily.usd_micros + EXCLUDED.usd_micros,
             trade_count = agent_key_usage_daily.trade_count + EXCLUDED.trade_count,
             launch_count = agent_key_usage_daily.launch_count + EXCLUDED.launch_count`
+
+/** Adds one metered event to its UTC day; events before metering started are not recorded. */
+export const recordUsage = (e: UsageEvent): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
+  e.atMs < USAGE_SINCE_MS
+    ? Effect.succeed(false)
+    : Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql`${usageStatement(sql, sql`VALUES (${e.keyId}, ${isoDay(e.atMs)}::date, ${String(e.usdMicros)}, ${e.trades}, ${e.launches})`)}`
       ).pipe(Effect.as(true))
 
 interface UsageRowDb {

@@ -89,11 +89,14 @@ export const tradeMachine: AttemptMachine<TradeRow, TradeInput, TradeAttemptOutp
   idle: (row) => traced(stateOf(row))
 }
 
+const isStoreOutput = (o: TradeAttemptOutput): o is TradeOutput => o._tag !== "Send" && o._tag !== "Await"
+
 export const tradeStore = (store: TradeStore): AttemptStore<TradeKey, TradeRow, TradeAttemptOutput> => ({
   kind: TRADE_LEASE_KIND,
   leaseKey: tradeLeaseKey,
   load: (key) => store.get(key.accountId, key.clientTradeId),
-  save: (_key, prev, next, outputs) => store.save(prev, next, outputs.filter((o): o is TradeOutput => o._tag !== "Send" && o._tag !== "Await")),
+  save: (_key, prev, next, outputs) => store.save(prev, next, outputs.filter(isStoreOutput)),
+  saveFenced: (_key, prev, next, outputs, fence) => store.saveFenced(prev, next, outputs.filter(isStoreOutput), fence),
   inFlight: store.inFlight,
   idle: store.built
 })

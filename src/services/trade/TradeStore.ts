@@ -3,19 +3,21 @@
  * the state it leaves (`WHERE state = …`), so of racing writers exactly one moves a row and the
  * machine's "broadcast once" holds across processes. Insert is `ON CONFLICT DO NOTHING`: the first
  * writer of an id owns it. The settlement (`RecordExecuted`: the platform fee into the account's
- * fee totals, the `trade.executed` event through the webhook outbox) is written by `save` in the
- * transaction that moves the row to `executed`, so it exists exactly when the trade is executed;
- * the spend gate's booking is written there too, and a move to `failed` releases the trade's hold.
- * A built trade that fails unsent (`Lapsed`) releases its hold the same way.
+ * fee totals, the `trade.executed` event through the webhook outbox, the spend gate's booking) is
+ * written by the same statement that moves the row to `executed` (`saveFenced`: one statement of
+ * CTEs, each write gated on the move and the move on the driver's lease), so it exists exactly when
+ * the trade is executed; a move to `failed` releases the trade's hold the same way (a built trade
+ * that fails unsent, `Lapsed`, included).
  * Reads are bounded: a page is at most `TRADES_PAGE_MAX` rows, in-flight lists 1,000, built lists
  * `BUILT_WATCH_MAX`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { type Clock, Effect } from "effect"
-import { addFee } from "../accounts/AccountRepository.js"
-import { type BookInput, bookIn, releaseIn } from "../spend/SpendStore.js"
-import { enqueueEvent } from "../webhooks/Outbox.js"
+import type * as Statement from "@effect/sql/Statement"
+import { Clock, Effect } from "effect"
+import { addFeeStatement } from "../accounts/AccountRepository.js"
+import { type BookInput, bookStatement, releaseStatement } from "../spend/SpendStore.js"
+import { enqueueStatement } from "../webhooks/Outbox.js"
 import type { TradeOutput, TradeState } from "./TradeMachine.js"
 
 export const TRADES_PAGE_MAX = 100
@@ -252,37 +254,58 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, clock: Clock.Clock) => 
       )
     )
 
-  /** Moves the row from `from` to `next`'s state; false when another writer moved it first. */
-  const transition = (prev: TradeRow, next: TradeRow) =>
-    Effect.flatMap(now, (at) =>
-      Effect.map(
-        sql`
+  /** The conditional move of the row from `prev`'s state to `next`'s (`RETURNING client_trade_id`: none when another writer moved it first); with `gate`, only when that CTE returned a row. */
+  const transitionStatement = (prev: TradeRow, next: TradeRow, at: Date, gate?: string) => sql`
           UPDATE agent_trades SET state = ${next.state}, updated_at = ${at}, signature = ${next.signature},
             amount_out_raw = ${next.amountOutRaw === null ? null : next.amountOutRaw.toString()},
             error_code = ${next.errorCode}, error = ${next.error}, signed_transaction = COALESCE(${next.signedTransaction ?? null}, signed_transaction)
           WHERE account_id = ${prev.accountId} AND client_trade_id = ${prev.clientTradeId} AND state = ${prev.state}
-          RETURNING client_trade_id`,
-        (rows) => rows.length === 1
-      )
-    )
+            ${gate === undefined ? sql.literal("") : sql`AND EXISTS (SELECT 1 FROM ${sql(gate)})`}
+          RETURNING client_trade_id`
 
   /**
    * In the caller's transaction: the row's move and, when the machine settles it executed, the fee
    * totals, the `trade.executed` event and the spend gate's booking beside it; when it settles
    * failed, the release of its hold (a failed trade stops weighing on the key's window).
    */
-  const save = (prev: TradeRow | undefined, next: TradeRow, outputs: ReadonlyArray<TradeOutput>): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
+  const save = (prev: TradeRow | undefined, next: TradeRow, outputs: ReadonlyArray<TradeOutput>): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> => {
+    if (prev !== undefined) return Effect.map(saveFenced(prev, next, outputs, undefined), (r) => r.moved)
+    // A trade's row is first saved `built` or `sending` (`TradeMachine`): nothing settles with an insert.
+    if (next.state === "executed" || next.state === "failed" || outputs.some((o) => o._tag === "RecordExecuted")) {
+      return Effect.dieMessage(`a trade row is first saved built or sending, not ${next.state}`)
+    }
+    return insert(next)
+  }
+
+  /**
+   * `save` over a stored row as ONE statement, no transaction around it (the attempt runner's
+   * `saveFenced`): the lease's renewal (`fence`; none: no lease to check) as its first CTE, the
+   * row's conditional move gated on it, and gated on the move what `save` writes beside it (the
+   * fee totals, the `trade.executed` outbox rows and the spend gate's booking of an executed trade;
+   * the release of a failed trade's hold). Whether the lease held and whether the row moved.
+   */
+  const saveFenced = (
+    prev: TradeRow,
+    next: TradeRow,
+    outputs: ReadonlyArray<TradeOutput>,
+    fence: Statement.Fragment | undefined
+  ): Effect.Effect<{ readonly held: boolean; readonly moved: boolean }, SqlError> =>
     Effect.gen(function* () {
-      const moved = prev === undefined ? yield* insert(next) : yield* transition(prev, next)
-      if (!moved) return false
+      const at = yield* now
+      const nowMs = yield* Clock.currentTimeMillis
+      const parts: Array<Statement.Fragment> = [sql`lease AS (${fence ?? sql`SELECT 1`})`, sql`moved AS (${transitionStatement(prev, next, at, "lease")})`]
       if (outputs.some((o) => o._tag === "RecordExecuted")) {
-        if (next.feeRaw > 0n) yield* addFee(next.accountId, next.chain, next.quoteAsset, next.feeRaw)
-        yield* enqueueEvent(next.accountId, "trade.executed", tradeExecutedData(next))
+        if (next.feeRaw > 0n) parts.push(sql`fee AS (${addFeeStatement(sql, next.accountId, next.chain, next.quoteAsset, next.feeRaw, "moved")})`)
+        const { statement } = yield* enqueueStatement(sql, next.accountId, "trade.executed", tradeExecutedData(next), nowMs, "moved")
+        parts.push(sql`event AS (${statement})`)
         const booking = tradeBooking(next)
-        if (booking !== undefined) yield* bookIn(booking)
+        if (booking !== undefined) parts.push(bookStatement(sql, booking, nowMs, "moved"))
       }
-      if (next.state === "failed" && prev?.state !== "failed") yield* releaseIn(tradeReservationId(next))
-      return true
+      if (next.state === "failed" && prev.state !== "failed") parts.push(sql`released AS (${releaseStatement(sql, tradeReservationId(next), nowMs, "moved")})`)
+      const rows = yield* sql<{ held: boolean; moved: boolean }>`
+        WITH ${sql.join(", ", false)(parts)}
+        SELECT EXISTS (SELECT 1 FROM lease) AS held, EXISTS (SELECT 1 FROM moved) AS moved`
+      return { held: rows[0]?.held === true, moved: rows[0]?.moved === true }
     })
 
   /** Trades whose transaction left (or may have left) and whose fate is not recorded yet. */
@@ -329,7 +352,7 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, clock: Clock.Clock) => 
     )
   }
 
-  return { get, save, inFlight, built, list }
+  return { get, save, saveFenced, inFlight, built, list }
 }
 
 export type TradeStore = ReturnType<typeof makeTradeStore>

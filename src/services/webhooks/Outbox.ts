@@ -15,6 +15,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, randomBytes, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Clock, Effect } from "effect"
@@ -43,21 +44,37 @@ export const enqueueEvent = (
   data: unknown
 ): Effect.Effect<{ readonly eventId: string; readonly deliveries: number }, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
-    if (!isWebhookEvent(event)) return yield* Effect.dieMessage(`unknown webhook event '${String(event)}'`)
-    const json = eventDataJson(data)
-    if (Buffer.byteLength(json, "utf8") > maxEventDataBytes) {
-      return yield* Effect.dieMessage(`webhook event data over ${maxEventDataBytes} bytes (${event})`)
-    }
     const sql = yield* SqlClient.SqlClient
-    const now = new Date(yield* Clock.currentTimeMillis)
+    const { eventId, statement } = yield* enqueueStatement(sql, accountId, event, data, yield* Clock.currentTimeMillis)
+    const rows = yield* sql<{ endpoint_id: string }>`${statement}`
+    return { eventId, deliveries: rows.length }
+  })
+
+/**
+ * `enqueueEvent`'s write as a statement (its `data` checked first: an unknown event or an
+ * oversized payload dies), with a new event id; with `gate` (the name of a CTE of the statement it
+ * is part of), it records only when that CTE returned a row (e.g. a trade's settlement in one
+ * statement: `TradeStore`). Answers the endpoints it recorded for (`RETURNING endpoint_id`).
+ */
+export const enqueueStatement = (
+  sql: SqlClient.SqlClient,
+  accountId: string,
+  event: WebhookEventName,
+  data: unknown,
+  nowMs: number,
+  gate?: string
+): Effect.Effect<{ readonly eventId: string; readonly statement: Statement.Fragment }> =>
+  Effect.map(checkedJson(event, data), (json) => {
+    const now = new Date(nowMs)
     const eventId = newEventId()
-    const rows = yield* sql<{ endpoint_id: string }>`
+    const statement = sql`
       INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event, data, created_at, status, attempts, next_attempt_at)
       SELECT ${eventId}, e.id, e.account_id, ${event}, ${json}::jsonb, ${now}, 'pending', 0, ${now}
       FROM webhook_endpoints e
       WHERE e.account_id = ${accountId} AND e.status = 'active' AND e.events ? ${event}
+        ${gate === undefined ? sql.literal("") : sql`AND EXISTS (SELECT 1 FROM ${sql(gate)})`}
       RETURNING endpoint_id`
-    return { eventId, deliveries: rows.length }
+    return { eventId, statement }
   })
 
 const checkedJson = (event: WebhookEventName, data: unknown): Effect.Effect<string> =>
