@@ -14,6 +14,8 @@
  * - Writes that must not happen twice check the lease in their own transaction (`fenceIn`): it
  *   extends the lease if this process still owns it, and otherwise dies with `RowLeaseLost`,
  *   rolling the transaction back. A takeover's statement waits for that transaction's row lock.
+ *   A write made in one statement instead runs the renewal as its first CTE (`renewal`) and gates
+ *   every write on it; `fenced` then dies the same way when it did not hold.
  * - Expiry is the database's clock (`clock_timestamp()`), so processes on different hosts never
  *   compare their own clocks.
  * - `clearAll` is for a database only one process can open (embedded PGlite): every lease in it

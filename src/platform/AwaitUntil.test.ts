@@ -155,6 +155,37 @@ describe("awaitUntil", () => {
       })
     )
 
+    it.effect("with wakeCutsPoll a wake during a read cuts it and reads again at once; without, the read in flight ends first", () =>
+      Effect.gen(function* () {
+        for (const cut of [true, false]) {
+          // The second read is slow (1 s); the third is the verdict.
+          const reads = yield* Ref.make(0)
+          const read = Effect.flatMap(Ref.updateAndGet(reads, (n) => n + 1), (n) => (n === 2 ? Effect.as(Effect.sleep("1 second"), n) : Effect.succeed(n)))
+          const woken = yield* Deferred.make<void>()
+          const fiber = yield* Effect.fork(
+            awaitVerdict(read, (n) => n >= 3, { what: "x", intervalMs: 100, timeoutMs: 5_000, wake: Deferred.await(woken), wakeCutsPoll: cut })
+          )
+          yield* TestClock.adjust("100 millis") // the pause ends unwoken: the slow read starts
+          yield* TestClock.adjust("50 millis")
+          yield* Deferred.succeed(woken, undefined)
+          for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
+          if (cut) {
+            expect(yield* Fiber.join(fiber)).toEqual(Option.some(3))
+            expect(yield* TestClock.currentTimeMillis).toBe(150)
+          } else {
+            expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+            // The slow read ends (2, not the verdict) at 1,100 ms; the wake (fired meanwhile) ends the pause after it at once.
+            yield* TestClock.adjust("950 millis")
+            for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
+            expect(yield* Fiber.join(fiber)).toEqual(Option.some(3))
+            expect(yield* TestClock.currentTimeMillis).toBe(1_100)
+          }
+          expect(yield* Ref.get(reads)).toBe(3)
+          yield* TestClock.setTime(0)
+        }
+      })
+    )
+
     it.effect("a wake that never comes leaves the reads at the interval and the deadline as it was", () =>
       Effect.gen(function* () {
         const reads = yield* Ref.make(0)

@@ -41,6 +41,13 @@ export interface AwaitUntilOptions {
    * once it fired, the polls keep the interval.
    */
   readonly wake?: Effect.Effect<void> | undefined
+  /**
+   * With `wake`: a wake that fires while a poll is in flight cuts that poll (interrupts it) and
+   * runs the next one at once, instead of waiting for the cut poll's answer first. Only for polls
+   * that only read (a Solana look, whose next run takes the verdict the stream now carries); a poll
+   * that writes or sends must not be cut. Default false.
+   */
+  readonly wakeCutsPoll?: boolean
 }
 
 const checkedMs = (name: string, ms: number): number => {
@@ -62,7 +69,7 @@ export function awaitUntil<A, E, R>(poll: Effect.Effect<A, E, R>, until: (a: A) 
   const interval = wake === undefined ? Duration.millis(intervalMs) : Duration.zero
   return Effect.suspend(() => {
     // Per run of the wait: a woken poll's state is its own.
-    const paced = wake === undefined ? poll : wokenPolls(poll, wake, intervalMs)
+    const paced = wake === undefined ? poll : wokenPolls(poll, wake, intervalMs, options.wakeCutsPoll === true)
     let polls = 0
     const timedOut = () => new AwaitTimedOut({ what: options.what, timeoutMs, polls })
     const wait = Effect.gen(function* () {
@@ -93,17 +100,20 @@ export const awaitVerdict = <A, E, R>(
     Effect.catchTag("AwaitTimedOut", () => Effect.succeedNone)
   )
 
-/** Polls paced by the interval, the pause before each but the first ended early by `wake` (once). */
-const wokenPolls = <A, E, R>(poll: Effect.Effect<A, E, R>, wake: Effect.Effect<void>, intervalMs: number): Effect.Effect<A, E, R> => {
+/**
+ * Polls paced by the interval, the pause before each but the first ended early by `wake` (once);
+ * with `cutPoll`, a wake during a poll (until the wake fired) interrupts it and polls again at once.
+ */
+const wokenPolls = <A, E, R>(poll: Effect.Effect<A, E, R>, wake: Effect.Effect<void>, intervalMs: number, cutPoll: boolean): Effect.Effect<A, E, R> => {
   const interval = Duration.millis(intervalMs)
   let first = true
   let woken = false
-  const pause = Effect.suspend(() =>
-    woken ? Effect.sleep(interval) : Effect.raceFirst(Effect.sleep(interval), Effect.tap(wake, () => Effect.sync(() => void (woken = true))))
-  )
+  const wakeOnce = Effect.tap(wake, () => Effect.sync(() => void (woken = true)))
+  const pause = Effect.suspend(() => (woken ? Effect.sleep(interval) : Effect.raceFirst(Effect.sleep(interval), wakeOnce)))
+  const look = cutPoll ? Effect.suspend(() => (woken ? poll : Effect.raceFirst(poll, Effect.zipRight(wakeOnce, poll)))) : poll
   return Effect.suspend(() => {
-    if (!first) return Effect.zipRight(pause, poll)
+    if (!first) return Effect.zipRight(pause, look)
     first = false
-    return poll
+    return look
   })
 }

@@ -13,12 +13,15 @@
  *   owes (`machine.owed`) and nothing else.
  * - One driver per attempt (`RowLease`, kind `store.kind`): the save that makes an attempt in
  *   flight makes this process its owner in the same transaction (`claimIn`); every later save of
- *   the driver is fenced in its transaction (`fenceIn`): a driver whose lease was taken over dies
- *   with `RowLeaseLost`, its save rolls back and it performs nothing more.
+ *   the driver is fenced in its transaction (`fenceIn`), or, where the store saves in one statement
+ *   (`saveFenced`), by the lease's renewal as that statement's first CTE gating its writes: a
+ *   driver whose lease was taken over dies with `RowLeaseLost`, its save writes nothing and it
+ *   performs nothing more.
  * - A save is conditional on the state it leaves (`store.save` answers false when another writer
  *   moved the row first): of racing writers one moves the row, the others are told `Moved`.
  * - Writes that must happen exactly when a state commits (settle rows, the webhook outbox) are
- *   made by `store.save` inside the same transaction, never as a separate output.
+ *   made by `store.save` inside the same transaction (or `saveFenced`'s same statement), never as
+ *   a separate output.
  * - A request that brings proof of a settled fate (a landed signature) may settle an in-flight
  *   attempt without its lease (a conditional save into a state that is not in flight); it may not
  *   move it to another in-flight state (that would drive it beside its owner).

@@ -164,7 +164,10 @@ export const awaitTrade = (ctx: TradePortsContext, row: TradeRow): Effect.Effect
     what: "the trade's verdict",
     intervalMs: ctx.pollIntervalMs,
     timeoutMs: ctx.confirmTimeoutMs,
-    wake: ctx.arrivals !== undefined && row.signature !== "" ? ctx.arrivals.arrived(row.signature) : undefined
+    wake: ctx.arrivals !== undefined && row.signature !== "" ? ctx.arrivals.arrived(row.signature) : undefined,
+    // A Solana look only reads (the next one takes the stream's verdict); a Hood look of an embedded
+    // wallet's trade may send its nonce's release, which must not be cut.
+    wakeCutsPoll: row.chain === "solana"
   })
 
 export const observedEvent = (seen: TradeObservation): TradeInput => ({ event: { _tag: "Observed", ...seen } })

@@ -4,8 +4,8 @@
  * machine's "broadcast once" holds across processes. Insert is `ON CONFLICT DO NOTHING`: the first
  * writer of an id owns it. The settlement (`RecordExecuted`: the platform fee into the account's
  * fee totals, the `trade.executed` event through the webhook outbox, the spend gate's booking) is
- * written by the same statement that moves the row to `executed` (`saveFenced`: one statement of
- * CTEs, each write gated on the move and the move on the driver's lease), so it exists exactly when
+ * written by the same statement that moves the row to `executed` (one statement of CTEs, each write
+ * gated on the move, and the move on the driver's lease when a driver saves), so it exists exactly when
  * the trade is executed; a move to `failed` releases the trade's hold the same way (a built trade
  * that fails unsent, `Lapsed`, included).
  * Reads are bounded: a page is at most `TRADES_PAGE_MAX` rows, in-flight lists 1,000, built lists
@@ -234,11 +234,8 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, clock: Clock.Clock) => 
       (rows) => (rows[0] === undefined ? undefined : rowOf(rows[0]))
     )
 
-  /** Records a new trade; false when the id already has a row (its first writer owns it). */
-  const insert = (r: TradeRow) =>
-    Effect.flatMap(now, (at) =>
-      Effect.map(
-        sql`
+  /** Records a new trade (`RETURNING client_trade_id`: none when the id already has a row, whose first writer owns it). */
+  const insertStatement = (r: TradeRow, at: Date) => sql`
           INSERT INTO agent_trades (account_id, client_trade_id, chain, mint, side, venue, quote_mint, quote_asset, payer, wallet, key_id, body_hash,
             state, amount_in_raw, expected_out_raw, min_amount_out_raw, amount_out_raw, fee_bps, fee_raw, signature, last_valid_block_height,
             error_code, error, created_at, updated_at, spend_usd_micros, wallet_id, claim_id, transaction, message_hash, built_slot)
@@ -249,10 +246,7 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, clock: Clock.Clock) => 
             ${r.spendUsdMicros === null ? null : r.spendUsdMicros.toString()}, ${r.walletId ?? null}, ${r.claimId ?? null}, ${r.transaction ?? null}, ${r.messageHash ?? null},
             ${r.builtSlot === null || r.builtSlot === undefined ? null : r.builtSlot.toString()})
           ON CONFLICT (account_id, client_trade_id) DO NOTHING
-          RETURNING client_trade_id`,
-        (rows) => rows.length === 1
-      )
-    )
+          RETURNING client_trade_id`
 
   /** The conditional move of the row from `prev`'s state to `next`'s (`RETURNING client_trade_id`: none when another writer moved it first); with `gate`, only when that CTE returned a row. */
   const transitionStatement = (prev: TradeRow, next: TradeRow, at: Date, gate?: string) => sql`
@@ -268,24 +262,23 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, clock: Clock.Clock) => 
    * totals, the `trade.executed` event and the spend gate's booking beside it; when it settles
    * failed, the release of its hold (a failed trade stops weighing on the key's window).
    */
-  const save = (prev: TradeRow | undefined, next: TradeRow, outputs: ReadonlyArray<TradeOutput>): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> => {
-    if (prev !== undefined) return Effect.map(saveFenced(prev, next, outputs, undefined), (r) => r.moved)
-    // A trade's row is first saved `built` or `sending` (`TradeMachine`): nothing settles with an insert.
-    if (next.state === "executed" || next.state === "failed" || outputs.some((o) => o._tag === "RecordExecuted")) {
-      return Effect.dieMessage(`a trade row is first saved built or sending, not ${next.state}`)
-    }
-    return insert(next)
-  }
+  /**
+   * Writes `next` where the row still holds `prev` (`undefined`: inserts it), with what settles with
+   * it, in one statement (`oneStatement`); false when another writer moved the row first. In the
+   * caller's transaction when it has one (the runner's claim of a new row).
+   */
+  const save = (prev: TradeRow | undefined, next: TradeRow, outputs: ReadonlyArray<TradeOutput>): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
+    Effect.map(oneStatement(prev, next, outputs, undefined), (r) => r.moved)
 
   /**
-   * `save` over a stored row as ONE statement, no transaction around it (the attempt runner's
-   * `saveFenced`): the lease's renewal (`fence`; none: no lease to check) as its first CTE, the
-   * row's conditional move gated on it, and gated on the move what `save` writes beside it (the
-   * fee totals, the `trade.executed` outbox rows and the spend gate's booking of an executed trade;
-   * the release of a failed trade's hold). Whether the lease held and whether the row moved.
+   * `save` as ONE statement, no transaction needed around it (the attempt runner's `saveFenced` for
+   * a stored row): the lease's renewal (`fence`; none: no lease to check) as its first CTE, the row's
+   * insert or conditional move (gated on the lease), and gated on the move what settles with it
+   * (an executed trade's fee totals, `trade.executed` outbox rows and spend booking; a failed
+   * trade's hold released). Whether the lease held and whether the row moved.
    */
-  const saveFenced = (
-    prev: TradeRow,
+  const oneStatement = (
+    prev: TradeRow | undefined,
     next: TradeRow,
     outputs: ReadonlyArray<TradeOutput>,
     fence: Statement.Fragment | undefined
@@ -293,7 +286,10 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, clock: Clock.Clock) => 
     Effect.gen(function* () {
       const at = yield* now
       const nowMs = yield* Clock.currentTimeMillis
-      const parts: Array<Statement.Fragment> = [sql`lease AS (${fence ?? sql`SELECT 1`})`, sql`moved AS (${transitionStatement(prev, next, at, "lease")})`]
+      // A new row is claimed in the runner's transaction, never fenced (there is no lease yet).
+      if (prev === undefined && fence !== undefined) return yield* Effect.dieMessage("a trade row's insert is not fenced")
+      const move = prev === undefined ? insertStatement(next, at) : transitionStatement(prev, next, at, "lease")
+      const parts: Array<Statement.Fragment> = [sql`lease AS (${fence ?? sql`SELECT 1`})`, sql`moved AS (${move})`]
       if (outputs.some((o) => o._tag === "RecordExecuted")) {
         if (next.feeRaw > 0n) parts.push(sql`fee AS (${addFeeStatement(sql, next.accountId, next.chain, next.quoteAsset, next.feeRaw, "moved")})`)
         const { statement } = yield* enqueueStatement(sql, next.accountId, "trade.executed", tradeExecutedData(next), nowMs, "moved")
@@ -301,12 +297,16 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, clock: Clock.Clock) => 
         const booking = tradeBooking(next)
         if (booking !== undefined) parts.push(bookStatement(sql, booking, nowMs, "moved"))
       }
-      if (next.state === "failed" && prev.state !== "failed") parts.push(sql`released AS (${releaseStatement(sql, tradeReservationId(next), nowMs, "moved")})`)
+      if (next.state === "failed" && prev?.state !== "failed") parts.push(sql`released AS (${releaseStatement(sql, tradeReservationId(next), nowMs, "moved")})`)
       const rows = yield* sql<{ held: boolean; moved: boolean }>`
         WITH ${sql.join(", ", false)(parts)}
         SELECT EXISTS (SELECT 1 FROM lease) AS held, EXISTS (SELECT 1 FROM moved) AS moved`
       return { held: rows[0]?.held === true, moved: rows[0]?.moved === true }
     })
+
+  /** `save` over a stored row, fenced by `fence` (the attempt runner's `AttemptStore.saveFenced`). */
+  const saveFenced = (prev: TradeRow, next: TradeRow, outputs: ReadonlyArray<TradeOutput>, fence: Statement.Fragment | undefined) =>
+    oneStatement(prev, next, outputs, fence)
 
   /** Trades whose transaction left (or may have left) and whose fate is not recorded yet. */
   const inFlight = Effect.map(

@@ -63,8 +63,10 @@ export const makeSolanaSend = (ctx: SolanaContext, reads: SolanaReads, builds: S
       timeoutMs: confirmTimeoutMs,
       intervalMs: pollIntervalMs,
       interruptPoll: true,
-      // Read at once when the ingest stream delivers the launch (the poll stays the fallback).
-      wake: arrivals?.arrived(sending.signature)
+      // Read at once when the ingest stream delivers the launch (the poll stays the fallback), cutting a
+      // look in flight: the next one takes the verdict from the stream (the look only reads).
+      wake: arrivals?.arrived(sending.signature),
+      wakeCutsPoll: true
     }).pipe(
       Effect.map((landed) => landed.value),
       Effect.catchTag("AwaitTimedOut", () =>
