@@ -136,26 +136,33 @@ export interface AttemptRunner<K, S, Ev, Out, E> {
   readonly watch: Effect.Effect<number, SqlError>
 }
 
+/** The lease write a save makes: take the row (entering flight), check this driver's lease, or none (a settle with proof). */
+type Lease = "claim" | "fence" | "none"
+
+/**
+ * A save over a stored row that claims no lease, through the store's `saveFenced` (one statement,
+ * the lease's renewal in it for a driver's save); undefined where the store has none or the save
+ * is an insert or a claim (the runner's transaction then). A driver that lost the row dies with
+ * `RowLeaseLost`, as the transaction's fence does (its statement wrote nothing).
+ */
+const oneStatementSave = <K, S, Out>(store: AttemptStore<K, S, Out>, leases: RowLeases, key: K, prev: S | undefined, next: S, outputs: ReadonlyArray<Out>, lease: Lease) => {
+  const one = store.saveFenced
+  if (one === undefined || prev === undefined || lease === "claim") return undefined
+  const leaseKey = store.leaseKey(key)
+  const fence = lease === "fence" ? leases.renewal(store.kind, leaseKey) : undefined
+  return Effect.flatMap(one(key, prev, next, outputs, fence), ({ held, moved }) => leases.fenced(store.kind, leaseKey, held, moved))
+}
+
 export const makeAttemptRunner = <K, S, Ev, Out, E>(options: AttemptRunnerOptions<K, S, Ev, Out, E>): AttemptRunner<K, S, Ev, Out, E> => {
   const { machine, store, ports, leases, sql } = options
   const maxRounds = options.maxRounds ?? MAX_ROUNDS
   const recoverySchedule = options.recoverySchedule ?? Schedule.intersect(Schedule.spaced("2 seconds"), Schedule.recurs(60))
 
-  type Lease = "claim" | "fence" | "none"
-
-  /** Saves `next` over `prev` in one transaction with the lease write `lease` asks for (in one statement where the store can: `saveFenced`). */
-  const save = (key: K, prev: S | undefined, next: S, outputs: ReadonlyArray<Out>, lease: Lease) => {
-    const one = store.saveFenced
-    if (one !== undefined && prev !== undefined && lease !== "claim") {
-      const leaseKey = store.leaseKey(key)
-      return one(key, prev, next, outputs, lease === "fence" ? leases.renewal(store.kind, leaseKey) : undefined).pipe(
-        // The fence first, as in the transaction below: a driver that lost the row dies (its statement wrote nothing).
-        Effect.flatMap(({ held, moved }) => leases.fenced(store.kind, leaseKey, held, moved)),
-        Effect.provideService(SqlClient.SqlClient, sql)
-      )
-    }
-    return sql
-      .withTransaction(
+  /** Saves `next` over `prev` with the lease write `lease` asks for: in one statement where the store can (`oneStatementSave`), else in one transaction. */
+  const save = (key: K, prev: S | undefined, next: S, outputs: ReadonlyArray<Out>, lease: Lease) =>
+    (
+      oneStatementSave(store, leases, key, prev, next, outputs, lease) ??
+      sql.withTransaction(
         Effect.gen(function* () {
           // The fence first: a driver that lost the row dies here and its transaction writes nothing.
           if (lease === "fence") yield* leases.fenceIn(store.kind, store.leaseKey(key))
@@ -164,8 +171,7 @@ export const makeAttemptRunner = <K, S, Ev, Out, E>(options: AttemptRunnerOption
           return saved
         })
       )
-      .pipe(Effect.provideService(SqlClient.SqlClient, sql))
-  }
+    ).pipe(Effect.provideService(SqlClient.SqlClient, sql))
 
   /** Steps and saves (as the driver when `driving`); the outputs are not performed here. */
   const stepAndSave = (key: K, state: S | undefined, event: Ev, driving: boolean) =>
