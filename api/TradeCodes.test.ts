@@ -14,37 +14,13 @@ import { stateOf, type TradeRow } from "../src/services/trade/TradeStore.js"
 import { tradeView } from "../src/services/trade/TradeViews.js"
 import { toApiError } from "./ErrorTable.js"
 import { bundleAnswer, TradeFailureCode, tradeAnswer, tradeFailureCode } from "./TradeCodes.js"
+import { tradeRow } from "../test/support/tradeRows.js"
 
 /** What an older version recorded for each reason (its `TradeFailureCode`, the codes the routes answered). */
 const before = { slippage_exceeded: "SLIPPAGE_EXCEEDED", reverted: "TRADE_REVERTED", never_landed: "NEVER_LANDED" } as const
 
-const failedRow = (errorCode: string | null): TradeRow => ({
-  accountId: "acct-codes",
-  clientTradeId: "t-1",
-  chain: "solana",
-  mint: "Mint111111111111111111111111111111111111111",
-  side: "buy",
-  venue: "curve",
-  quoteMint: "So11111111111111111111111111111111111111112",
-  quoteAsset: "SOL",
-  payer: "main",
-  wallet: "Wallet1111111111111111111111111111111111111",
-  keyId: null,
-  bodyHash: "a".repeat(64),
-  state: "failed",
-  amountInRaw: 1_000_000n,
-  expectedOutRaw: 42n,
-  minAmountOutRaw: 40n,
-  amountOutRaw: null,
-  feeBps: 25,
-  feeRaw: 2_500n,
-  signature: "Sig1",
-  lastValidBlockHeight: 100n,
-  errorCode,
-  error: "custom 6000",
-  createdAtMs: Date.UTC(2026, 10, 29),
-  spendUsdMicros: null
-})
+const failedRow = (errorCode: string | null): TradeRow =>
+  tradeRow("acct-codes", "t-1", { state: "failed", signature: "Sig1", errorCode, error: "custom 6000", createdAtMs: Date.UTC(2026, 10, 29) })
 
 /** The refusal a failed row answers, as the wire says it. */
 const wire = (row: TradeRow) => {

@@ -20,6 +20,7 @@ import { makeTradeStore, type TradeRow } from "../../src/services/trade/TradeSto
 import { MAIN_PAYER, makeTransferStore, type TransferRow } from "../../src/services/transfers/TransferStore.js"
 import { mountRoutes } from "../support/httpRoutes.js"
 import { clockAt } from "../support/clock.js"
+import { tradeRow } from "../support/tradeRows.js"
 
 const A = `acct-txns-a-${process.pid}`
 const B = `acct-txns-b-${process.pid}`
@@ -29,34 +30,8 @@ const at = (s: number) => T0 + s * 1000
 const iso = (s: number) => new Date(at(s)).toISOString()
 const HASH = "a".repeat(64)
 
-const trade = (accountId: string, id: string, s: number, o: Partial<TradeRow> = {}): TradeRow => ({
-  accountId,
-  clientTradeId: id,
-  chain: "solana",
-  mint: "Mint111111111111111111111111111111111111111",
-  side: "buy",
-  venue: "curve",
-  quoteMint: "So11111111111111111111111111111111111111112",
-  quoteAsset: "SOL",
-  payer: "main",
-  wallet: "Wallet1111111111111111111111111111111111111",
-  keyId: null,
-  bodyHash: HASH,
-  state: "executed",
-  amountInRaw: 1_000_000n,
-  expectedOutRaw: 42n,
-  minAmountOutRaw: 40n,
-  amountOutRaw: 42n,
-  feeBps: 25,
-  feeRaw: 2_500n,
-  signature: `sig-${id}`,
-  lastValidBlockHeight: 100n,
-  errorCode: null,
-  error: null,
-  createdAtMs: at(s),
-  spendUsdMicros: null,
-  ...o
-})
+const trade = (accountId: string, id: string, s: number, o: Partial<TradeRow> = {}): TradeRow =>
+  tradeRow(accountId, id, { state: "executed", amountOutRaw: 42n, createdAtMs: at(s), ...o })
 
 const op = (accountId: string, id: string, action: OperationRow["action"], state: OperationRow["state"], amountRaw: string | null): OperationRow => ({
   accountId,

@@ -51,6 +51,7 @@ import { make as makeTrades, type TradeServiceShape } from "../../src/services/t
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
 import { eventually } from "../support/eventually.js"
 import { startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
+import { swapKey } from "../support/tradeRows.js"
 
 const SOL = 1_000_000_000n
 const E18 = 10n ** 18n
@@ -137,23 +138,7 @@ beforeAll(async () => {
       yield* sql`INSERT INTO webhook_endpoints (id, account_id, url, events, secret_sealed, secret_prefix, status, created_at)
         VALUES ('wh-orders-exec', ${ACCOUNT}, 'https://example.com/hook', '["trade.executed"]'::jsonb, 'x', 'x', 'active', now())`
       yield* insertKey(
-        {
-          id: KEY,
-          prefix: "ordexec",
-          accountId: ACCOUNT,
-          hash: "x",
-          environment: "production",
-          scopes: ["swap:write"],
-          label: null,
-          rateLimitPerMin: 600,
-          dailyLaunchCap: 10,
-          launchChains: ["solana"],
-          embeddedWallet: "allowed",
-          expiresAtMs: null,
-          txLimit: null,
-          mintedByDeviceId: null,
-          provisionedBy: null
-        },
+        swapKey({ id: KEY, prefix: "ordexec", accountId: ACCOUNT, hash: "x", rateLimitPerMin: 600 }),
         Date.now()
       )
     })
@@ -393,7 +378,7 @@ describe("limit orders executed through the trade rail", () => {
   it("an order whose account left Max, or whose key was revoked, fails once before the rail is called", async () => {
     const key = (id: string, accountId: string, prefix: string) =>
       insertKey(
-        { id, prefix, accountId, hash: "x", environment: "production", scopes: ["swap:write"], label: null, rateLimitPerMin: 600, dailyLaunchCap: 10, launchChains: ["solana"], embeddedWallet: "allowed", expiresAtMs: null, txLimit: null, mintedByDeviceId: null, provisionedBy: null },
+        swapKey({ id, prefix, accountId, hash: "x", rateLimitPerMin: 600 }),
         Date.now()
       )
     await sqlRun(

@@ -18,6 +18,7 @@ import type { TxLimit } from "../../src/services/keys/KeyRules.js"
 import type { SpendAttempt } from "../../src/services/spend/SpendGate.js"
 import { book, check, checkKey, checkKeyNow, checkReadsWindow, holdAround, keepHeldIn, release, reservationState, reserve, type ReserveInput, sweep, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
+import { swapKey } from "../support/tradeRows.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
@@ -38,23 +39,7 @@ const gateSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     await on(
       sqlA,
       insertKey(
-        {
-          id: keyId,
-          prefix,
-          accountId,
-          hash: `hash-${n}`,
-          environment: "production",
-          scopes: ["swap:write"],
-          label: null,
-          rateLimitPerMin: 60,
-          dailyLaunchCap: 10,
-          launchChains: ["solana"],
-          embeddedWallet: "allowed",
-          expiresAtMs: null,
-          txLimit,
-          mintedByDeviceId: null,
-          provisionedBy: null
-        },
+        swapKey({ id: keyId, prefix, accountId, hash: `hash-${n}`, txLimit }),
         Date.now()
       )
     )

@@ -51,6 +51,7 @@ import { WalletService } from "../../src/services/wallets/WalletService.js"
 import { sealForImport } from "../support/hpkeSealer.js"
 import { tradeRoutesOverHttp } from "../support/tradeRoutesHttp.js"
 import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
+import { swapKey } from "../support/tradeRows.js"
 
 const SOL = 1_000_000_000n
 const ACCOUNT = "acct-a"
@@ -105,23 +106,7 @@ const executedEvents = (clientTradeId: string) =>
 const newKey = () =>
   sqlRun(
     insertKey(
-      {
-        id: principal.keyId ?? "",
-        prefix: KEY_PREFIX,
-        accountId: ACCOUNT,
-        hash: "hash-linked",
-        environment: "production",
-        scopes: ["swap:write"],
-        label: null,
-        rateLimitPerMin: 60,
-        dailyLaunchCap: 10,
-        launchChains: ["solana"],
-        embeddedWallet: "denied",
-        expiresAtMs: null,
-        txLimit: null,
-        mintedByDeviceId: null,
-        provisionedBy: null
-      },
+      swapKey({ id: principal.keyId ?? "", prefix: KEY_PREFIX, accountId: ACCOUNT, hash: "hash-linked", embeddedWallet: "denied" }),
       Date.now()
     )
   )

@@ -60,6 +60,7 @@ import { WalletService } from "../../src/services/wallets/WalletService.js"
 import { eventually } from "../support/eventually.js"
 import { sealForImport } from "../support/hpkeSealer.js"
 import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
+import { swapKey } from "../support/tradeRows.js"
 
 const SOL = 1_000_000_000n
 const ACCOUNT = "acct-a"
@@ -202,23 +203,7 @@ beforeAll(async () => {
   )
   await sqlRun(
     insertKey(
-      {
-        id: principal.keyId ?? "",
-        prefix: KEY_PREFIX,
-        accountId: ACCOUNT,
-        hash: "hash-built",
-        environment: "production",
-        scopes: ["swap:write"],
-        label: null,
-        rateLimitPerMin: 60,
-        dailyLaunchCap: 10,
-        launchChains: ["solana"],
-        embeddedWallet: "denied",
-        expiresAtMs: null,
-        txLimit: null,
-        mintedByDeviceId: null,
-        provisionedBy: null
-      },
+      swapKey({ id: principal.keyId ?? "", prefix: KEY_PREFIX, accountId: ACCOUNT, hash: "hash-built", embeddedWallet: "denied" }),
       Date.now()
     )
   )

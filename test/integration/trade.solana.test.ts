@@ -58,6 +58,7 @@ import { clockAt } from "../support/clock.js"
 import { eventually } from "../support/eventually.js"
 import { mountRoutes } from "../support/httpRoutes.js"
 import { startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
+import { swapKey } from "../support/tradeRows.js"
 
 const SOL = 1_000_000_000n
 const seed = process.env.FC_SEED !== undefined ? Number(process.env.FC_SEED) : Date.now() % 2 ** 31
@@ -101,23 +102,7 @@ const prices = fixedPriceSource({ sol: SOL_USD.toString() })
 const newKey = (id: string, prefix: string, txLimit: TxLimit | null) =>
   sqlRun(
     insertKey(
-      {
-        id,
-        prefix,
-        accountId: ACCOUNT,
-        hash: `hash-${id}`,
-        environment: "production",
-        scopes: ["swap:write"],
-        label: null,
-        rateLimitPerMin: 60,
-        dailyLaunchCap: 10,
-        launchChains: ["solana"],
-        embeddedWallet: "allowed",
-        expiresAtMs: null,
-        txLimit,
-        mintedByDeviceId: null,
-        provisionedBy: null
-      },
+      swapKey({ id, prefix, accountId: ACCOUNT, txLimit }),
       Date.now()
     )
   )

@@ -10,38 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Database from "../../src/db/Database.js"
 import { BUILT_WATCH_MAX, makeTradeStore, type TradeRow } from "../../src/services/trade/TradeStore.js"
 import { clockAt } from "../support/clock.js"
+import { tradeRow } from "../support/tradeRows.js"
 
 const T0 = Date.UTC(2026, 10, 29, 12, 0, 0)
 const ACCOUNT = `acct-built-watch-${process.pid}`
 
-const builtRow = (id: string, createdAtMs: number, o: Partial<TradeRow> = {}): TradeRow => ({
-  accountId: ACCOUNT,
-  clientTradeId: id,
-  chain: "solana",
-  mint: "Mint111111111111111111111111111111111111111",
-  side: "buy",
-  venue: "curve",
-  quoteMint: "So11111111111111111111111111111111111111112",
-  quoteAsset: "SOL",
-  payer: "linked",
-  wallet: "Wallet1111111111111111111111111111111111111",
-  keyId: null,
-  bodyHash: "a".repeat(64),
-  state: "built",
-  amountInRaw: 1_000_000n,
-  expectedOutRaw: 42n,
-  minAmountOutRaw: 40n,
-  amountOutRaw: null,
-  feeBps: 25,
-  feeRaw: 2_500n,
-  signature: "",
-  lastValidBlockHeight: 100n,
-  errorCode: null,
-  error: null,
-  createdAtMs,
-  spendUsdMicros: null,
-  ...o
-})
+const builtRow = (id: string, createdAtMs: number, o: Partial<TradeRow> = {}): TradeRow =>
+  tradeRow(ACCOUNT, id, { payer: "linked", state: "built", signature: "", createdAtMs, ...o })
 
 describe("the built-trade watch list at its bound", () => {
   let scope: Scope.CloseableScope

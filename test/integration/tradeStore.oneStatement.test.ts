@@ -23,6 +23,7 @@ import { book, reservationState } from "../../src/services/spend/SpendStore.js"
 import { TRADE_LEASE_KIND, tradeLeaseKey } from "../../src/services/trade/TradeAttempt.js"
 import { makeTradeStore, type TradeRow, tradeReservationId } from "../../src/services/trade/TradeStore.js"
 import { clockAt } from "../support/clock.js"
+import { swapKey, tradeRow } from "../support/tradeRows.js"
 
 const ACCOUNT = `acct-one-statement-${process.pid}`
 const KEY = `kid-one-statement-${process.pid}`
@@ -32,34 +33,7 @@ let scope: Scope.CloseableScope
 let sql: SqlClient.SqlClient
 const run = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.runPromise(Effect.provideService(e, SqlClient.SqlClient, sql))
 
-const sending = (id: string, o: Partial<TradeRow> = {}): TradeRow => ({
-  accountId: ACCOUNT,
-  clientTradeId: id,
-  chain: "solana",
-  mint: "Mint111111111111111111111111111111111111111",
-  side: "buy",
-  venue: "curve",
-  quoteMint: "So11111111111111111111111111111111111111112",
-  quoteAsset: "SOL",
-  payer: "main",
-  wallet: "Wallet1111111111111111111111111111111111111",
-  keyId: KEY,
-  bodyHash: "a".repeat(64),
-  state: "sending",
-  amountInRaw: 1_000_000n,
-  expectedOutRaw: 42n,
-  minAmountOutRaw: 40n,
-  amountOutRaw: null,
-  feeBps: 25,
-  feeRaw: 2_500n,
-  signature: `sig-${id}`,
-  lastValidBlockHeight: 100n,
-  errorCode: null,
-  error: null,
-  createdAtMs: NOW,
-  spendUsdMicros: 150_000n,
-  ...o
-})
+const sending = (id: string, o: Partial<TradeRow> = {}): TradeRow => tradeRow(ACCOUNT, id, { keyId: KEY, createdAtMs: NOW, spendUsdMicros: 150_000n, ...o })
 const executed = (r: TradeRow): TradeRow => ({ ...r, state: "executed", amountOutRaw: 42n })
 const failed = (r: TradeRow): TradeRow => ({ ...r, state: "failed", errorCode: "reverted", error: "the transaction failed on chain" })
 const RECORD = [{ _tag: "RecordExecuted", signature: "sig", amountOutRaw: 42n }] as const
@@ -88,23 +62,7 @@ beforeAll(async () => {
     VALUES ('wh-one-statement', ${ACCOUNT}, 'https://example.com/hook', '["trade.executed"]'::jsonb, 'x', 'x', 'active', now())`)
   await run(
     insertKey(
-      {
-        id: KEY,
-        prefix: "cs_onestmt",
-        accountId: ACCOUNT,
-        hash: "hash-one-statement",
-        environment: "production",
-        scopes: ["swap:write"],
-        label: null,
-        rateLimitPerMin: 60,
-        dailyLaunchCap: 10,
-        launchChains: ["solana"],
-        embeddedWallet: "allowed",
-        expiresAtMs: null,
-        txLimit: null,
-        mintedByDeviceId: null,
-        provisionedBy: null
-      },
+      swapKey({ id: KEY, prefix: "cs_onestmt", accountId: ACCOUNT }),
       Date.now()
     )
   )

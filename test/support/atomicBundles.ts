@@ -13,6 +13,7 @@ import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { insertAccount } from "../../src/services/accounts/AccountRepository.js"
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import { type Ladder, priceLadder } from "../../src/services/launch/atomic/PricingLadder.js"
+import { swapKey } from "./tradeRows.js"
 
 const SOL = 1_000_000_000n
 export const atomicTerms = { virtualQuoteRaw: 30n * SOL, thresholdRaw: 85n * SOL, supplyRaw: 1_000_000_000_000_000n, stakerAllocationBps: 50n, curveFeeBps: 100n, creatorFeeBps: 0n, mode: "open" as const }
@@ -70,23 +71,7 @@ export const keyedAccount = async (run: <A, E>(e: Effect.Effect<A, E, SqlClient.
   const keyId = `key-atomic-${process.pid}-${n}`
   await run(
     insertKey(
-      {
-        id: keyId,
-        prefix: `at${String(n).padStart(6, "0")}`,
-        accountId: account.id,
-        hash: `hash-${keyId}`,
-        environment: "production",
-        scopes: ["launch:write", "swap:write"],
-        label: null,
-        rateLimitPerMin: 300,
-        dailyLaunchCap: 50,
-        launchChains: ["solana"],
-        embeddedWallet: "allowed",
-        expiresAtMs: null,
-        txLimit: null,
-        mintedByDeviceId: null,
-        provisionedBy: null
-      },
+      swapKey({ id: keyId, prefix: `at${String(n).padStart(6, "0")}`, accountId: account.id, scopes: ["launch:write", "swap:write"], rateLimitPerMin: 300, dailyLaunchCap: 50 }),
       Date.now()
     )
   )
