@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import type { PlanId } from "../../domain/Plans.js"
 import { newId, randomString } from "../keys/Tokens.js"
 import type { Entitlements, MaxSource } from "./Tier.js"
+import { gatedOn } from "../../db/StatementGate.js"
 
 export interface Account extends Entitlements {
   readonly id: string
@@ -185,7 +186,7 @@ export const feeTotals = (accountId: string): Effect.Effect<ReadonlyArray<FeeTot
  */
 export const addFeeStatement = (sql: SqlClient.SqlClient, accountId: string, chain: string, quoteAsset: string, feeRaw: bigint, gate?: string): Statement.Fragment => sql`
       INSERT INTO account_fee_totals (account_id, chain, quote_asset, fee_raw_sum, fee_count)
-      SELECT ${accountId}, ${chain}, ${quoteAsset}, ${feeRaw.toString()}::numeric, 1 ${gate === undefined ? sql.literal("") : sql`WHERE EXISTS (SELECT 1 FROM ${sql(gate)})`}
+      SELECT ${accountId}, ${chain}, ${quoteAsset}, ${feeRaw.toString()}::numeric, 1 ${gatedOn(sql, gate, "WHERE")}
       ON CONFLICT (account_id, chain, quote_asset) DO UPDATE
         SET fee_raw_sum = account_fee_totals.fee_raw_sum + EXCLUDED.fee_raw_sum,
             fee_count = account_fee_totals.fee_count + 1`

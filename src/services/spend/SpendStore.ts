@@ -28,12 +28,12 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type * as Statement from "@effect/sql/Statement"
 import { Clock, Effect } from "effect"
-import { findAccountKey, lockAccountKey, usageStatement } from "../keys/KeyRepository.js"
-import { isoDay, type TxLimitReset, txWindowStart, USAGE_SINCE_MS } from "../keys/KeyRules.js"
+import { findAccountKey, lockAccountKey } from "../keys/KeyRepository.js"
+import { isoDay, type TxLimitReset, txWindowStart } from "../keys/KeyRules.js"
 import { decide, HOLD_MS, type SpendAttempt, type SpendDecision, type SpendKey } from "./SpendGate.js"
 import { SpendError, spendError } from "./SpendError.js"
+import { bookStatement, releaseStatement } from "./internal/SpendStatements.js"
 
 /** What a rail asks the gate at build. */
 export interface ReserveInput {
@@ -247,43 +247,6 @@ export const bookIn = (input: BookInput): Effect.Effect<Booking, SqlError, SqlCl
     return { fresh: true, usdMicros: booked.usd_micros === null ? null : BigInt(booked.usd_micros) } satisfies Booking
   })
 
-/**
- * The booking as three CTEs of one statement (`book_settled`, `book_inserted`, `book_usage`; the
- * caller writes `WITH` before them): the open hold of `input.reservationId` (held, or released by
- * the sweep) settles as `booked` with the settled USD value (null keeps the hold's), or, with no
- * reservation of that id at all (a sell, which holds nothing), a `booked` one is inserted; either
- * adds the key's usage for the day (the booked USD value, `input.trades`). A reservation already
- * booked or in any other state books nothing (`fresh: false`: a second booking of one settlement).
- * With `gate` (the name of an earlier CTE of the statement), all of it only when that CTE returned
- * a row (a trade's settlement in one statement: `TradeStore`). The booked USD value is
- * `book_settled`'s or `book_inserted`'s `usd_micros` (text), one row when it booked.
- */
-export const bookStatement = (sql: SqlClient.SqlClient, input: BookInput, nowMs: number, gate?: string): Statement.Fragment => {
-  const now = new Date(nowMs)
-  const usd = input.usdMicros === null ? null : input.usdMicros.toString()
-  const gated = gate === undefined ? sql.literal("") : sql`AND EXISTS (SELECT 1 FROM ${sql(gate)})`
-  const usage =
-    nowMs < USAGE_SINCE_MS
-      ? sql.literal("")
-      : sql`, book_usage AS (${usageStatement(
-          sql,
-          sql`SELECT ${input.keyId}, ${isoDay(nowMs)}::date, coalesce(b.usd_micros::bigint, 0), ${input.trades}, 0
-              FROM (SELECT usd_micros FROM book_settled UNION ALL SELECT usd_micros FROM book_inserted) b`
-        )})`
-  return sql`book_settled AS (
-      UPDATE spend_reservations SET state = 'booked', settled_at = ${now}, usd_micros = coalesce(${usd}::bigint, usd_micros)
-      WHERE id = ${input.reservationId} AND state IN ('held', 'released') ${gated}
-      RETURNING usd_micros::text AS usd_micros
-    ), book_inserted AS (
-      INSERT INTO spend_reservations (id, account_id, key_id, rail, purpose, chain, asset, side, amount_raw, usd_micros, state, created_at, expires_at, settled_at)
-      SELECT ${input.reservationId}, ${input.accountId}, ${input.keyId}, ${input.rail}, ${input.purpose}, ${input.chain}, ${input.asset}, ${input.side},
-        ${input.amountRaw.toString()}::numeric, ${usd}::bigint, 'booked', ${now}, ${now}, ${now}
-      WHERE NOT EXISTS (SELECT 1 FROM spend_reservations WHERE id = ${input.reservationId}) ${gated}
-      ON CONFLICT (id) DO NOTHING
-      RETURNING usd_micros::text AS usd_micros
-    )${usage}`
-}
-
 /** `book` in its own transaction. */
 export const book = (input: BookInput): Effect.Effect<Booking, SpendError, SqlClient.SqlClient> =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(bookIn(input))).pipe(
@@ -298,12 +261,6 @@ export const releaseIn = (reservationId: string): Effect.Effect<boolean, SqlErro
     const rows = yield* sql<{ id: string }>`${releaseStatement(sql, reservationId, yield* Clock.currentTimeMillis)}`
     return rows.length > 0
   })
-
-/** `releaseIn`'s write (`RETURNING id` when the hold was open); with `gate` (an earlier CTE's name), only when that CTE returned a row. */
-export const releaseStatement = (sql: SqlClient.SqlClient, reservationId: string, nowMs: number, gate?: string): Statement.Fragment => sql`
-      UPDATE spend_reservations SET state = 'released', settled_at = ${new Date(nowMs)} WHERE id = ${reservationId} AND state = 'held'
-        ${gate === undefined ? sql.literal("") : sql`AND EXISTS (SELECT 1 FROM ${sql(gate)})`}
-      RETURNING id`
 
 /**
  * An open hold is kept at least until `untilMs` (its expiry becomes the later of the two): a TEE

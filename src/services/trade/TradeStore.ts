@@ -16,9 +16,11 @@ import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import { Clock, Effect } from "effect"
 import { addFeeStatement } from "../accounts/AccountRepository.js"
-import { type BookInput, bookStatement, releaseStatement } from "../spend/SpendStore.js"
+import type { BookInput } from "../spend/SpendStore.js"
+import { bookStatement, releaseStatement } from "../spend/internal/SpendStatements.js"
 import { enqueueStatement } from "../webhooks/Outbox.js"
 import type { TradeOutput, TradeState } from "./TradeMachine.js"
+import { gatedOn } from "../../db/StatementGate.js"
 
 export const TRADES_PAGE_MAX = 100
 /** Built trades one watch pass looks at, at most. */
@@ -254,7 +256,7 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, clock: Clock.Clock) => 
             amount_out_raw = ${next.amountOutRaw === null ? null : next.amountOutRaw.toString()},
             error_code = ${next.errorCode}, error = ${next.error}, signed_transaction = COALESCE(${next.signedTransaction ?? null}, signed_transaction)
           WHERE account_id = ${prev.accountId} AND client_trade_id = ${prev.clientTradeId} AND state = ${prev.state}
-            ${gate === undefined ? sql.literal("") : sql`AND EXISTS (SELECT 1 FROM ${sql(gate)})`}
+            ${gatedOn(sql, gate)}
           RETURNING client_trade_id`
 
   /**
@@ -304,10 +306,6 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, clock: Clock.Clock) => 
       return { held: rows[0]?.held === true, moved: rows[0]?.moved === true }
     })
 
-  /** `save` over a stored row, fenced by `fence` (the attempt runner's `AttemptStore.saveFenced`). */
-  const saveFenced = (prev: TradeRow, next: TradeRow, outputs: ReadonlyArray<TradeOutput>, fence: Statement.Fragment | undefined) =>
-    oneStatement(prev, next, outputs, fence)
-
   /** Trades whose transaction left (or may have left) and whose fate is not recorded yet. */
   const inFlight = Effect.map(
     sql<Pick<Db, "account_id" | "client_trade_id">>`SELECT account_id, client_trade_id FROM agent_trades WHERE state = 'sending' ORDER BY created_at LIMIT 1000`,
@@ -352,7 +350,8 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, clock: Clock.Clock) => 
     )
   }
 
-  return { get, save, saveFenced, inFlight, built, list }
+  // The attempt runner's `AttemptStore.saveFenced`: `save` over a stored row, fenced by its lease.
+  return { get, save, saveFenced: oneStatement, inFlight, built, list }
 }
 
 export type TradeStore = ReturnType<typeof makeTradeStore>

@@ -20,6 +20,7 @@ import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, randomBytes, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Clock, Effect } from "effect"
 import { isWebhookEvent, type WebhookEventName } from "./Events.js"
+import { gatedOn } from "../../db/StatementGate.js"
 
 /** Largest serialized event `data` (bytes of JSON). */
 export const maxEventDataBytes = 64 * 1024
@@ -72,7 +73,7 @@ export const enqueueStatement = (
       SELECT ${eventId}, e.id, e.account_id, ${event}, ${json}::jsonb, ${now}, 'pending', 0, ${now}
       FROM webhook_endpoints e
       WHERE e.account_id = ${accountId} AND e.status = 'active' AND e.events ? ${event}
-        ${gate === undefined ? sql.literal("") : sql`AND EXISTS (SELECT 1 FROM ${sql(gate)})`}
+        ${gatedOn(sql, gate)}
       RETURNING endpoint_id`
     return { eventId, statement }
   })
