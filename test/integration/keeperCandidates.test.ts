@@ -104,7 +104,7 @@ const suite = (it: Vitest.MethodsNonLive<Shared, true>) => {
         Effect.suspend(() =>
           b.actors.stats().reloads >= PARTITIONS / 2 ? Effect.succeed(true) : Effect.as(publishEvents(bus, Array.from({ length: 8 }, filler)), undefined)
         ),
-        { what: "B to be given half the partitions", deadlineMs: 60_000, intervalMs: 200 }
+        { what: "B to be given half the partitions", deadlineMs: 90_000, intervalMs: 200, detail: () => JSON.stringify({ fillers, a: a.actors.stats(), b: b.actors.stats() }) }
       )
 
       const curves = completedCurves(8)
