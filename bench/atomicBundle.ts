@@ -22,6 +22,10 @@
  *
  * Run: `npm run bench:atomic` (`BENCH_BUILDS` in process, default 2000; `BENCH_ROUTE_BUILDS`,
  * default 200; `BENCH_BUNDLES`, default 30). Prints a markdown section; writes nothing.
+ * `BENCH_PROFILE_DIR=<dir>`: the route builds alone (no in-process builds, no bundles, no server),
+ * the engine under `--cpu-prof` (its `.cpuprofile` lands in `<dir>` when it stops); the measured
+ * route builds' bounds on the monotonic clock are printed (`bench/cpuprofileSummary.ts --from µs --to µs`).
+ * `-- --route-only`: the route builds beside the dry-run baseline alone, on PGlite (about a minute).
  */
 import {
   createNoopSigner,
@@ -53,6 +57,9 @@ const SOL = 1_000_000_000n
 const BUILDS = Number(process.env["BENCH_BUILDS"] ?? 2000)
 const BUNDLES = Number(process.env["BENCH_BUNDLES"] ?? 30)
 const ROUTE_BUILDS = Number(process.env["BENCH_ROUTE_BUILDS"] ?? 200)
+const PROFILE_DIR = process.env["BENCH_PROFILE_DIR"]
+/** The monotonic clock in µs: the clock of V8's `.cpuprofile` timestamps. */
+const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n)
 const terms = atomicTerms
 const secret = new Uint8Array(32).fill(7)
 
@@ -150,7 +157,12 @@ const sorted = (xs: number[]) => xs.sort((a, b) => a - b)
 /** An engine (embedded, --quiet; `databaseEnv` puts it on a PostgreSQL server), its agent key's client and the two timed builds. */
 const engineSession = async (databaseEnv: Record<string, string>) => {
   const engine = await startEngine({
-    env: { ...databaseEnv, HEADLESS_LAUNCH_ENABLED: "true", PLAN_OVERRIDES: JSON.stringify({ max: { limits: { requestsPerMin: 1_000_000 } } }) },
+    env: {
+      ...databaseEnv,
+      HEADLESS_LAUNCH_ENABLED: "true",
+      PLAN_OVERRIDES: JSON.stringify({ max: { limits: { requestsPerMin: 1_000_000 } } }),
+      ...(PROFILE_DIR !== undefined ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(PROFILE_DIR)}` } : {})
+    },
     args: ["--quiet"],
     readyTimeoutMs: 120_000
   })
@@ -190,16 +202,43 @@ const buildRounds = async (routeBuild: () => Promise<{ readonly dt: number }>, d
   }
   const route: number[] = []
   const dry: number[] = []
+  const from = monotonicUs()
   for (let round = 0; round < 4; round++) {
     const per = Math.ceil(ROUTE_BUILDS / 4)
     const a = async () => { for (let i = 0; i < per; i++) route.push((await routeBuild()).dt) }
     const b = async () => { for (let i = 0; i < per; i++) dry.push(await dryRun()) }
     if (round % 2 === 0) { await a(); await b() } else { await b(); await a() }
   }
+  process.stderr.write(`bench: route builds and dry runs, ${route.length} + ${dry.length}: --from ${from} --to ${monotonicUs()}\n`)
   return { route, dry }
 }
 
+/** Profiling: the route builds alone, the engine under `--cpu-prof`. With `--route-only` (no profile): the route builds beside their dry-run baseline, PGlite only. */
+const profileRoute = async () => {
+  const { engine, client, routeBuild, dryRun } = await engineSession({})
+  try {
+    if (PROFILE_DIR === undefined) {
+      const { route, dry } = await buildRounds(routeBuild, dryRun)
+      console.log(`| Measure | n | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|`)
+      console.log(row("`POST /launch/atomic/build`, 4 main-payer legs, through the engine", sorted(route)))
+      console.log(row("baseline: `POST /launch/headless/dry-run`", sorted(dry)))
+      return
+    }
+    for (let i = 0; i < 20; i++) await routeBuild()
+    const route: number[] = []
+    const from = monotonicUs()
+    for (let i = 0; i < ROUTE_BUILDS; i++) route.push((await routeBuild()).dt)
+    process.stderr.write(`bench: ${ROUTE_BUILDS} route builds: --from ${from} --to ${monotonicUs()} --requests ${ROUTE_BUILDS}\n`)
+    console.log(row("`POST /launch/atomic/build`, 4 main-payer legs, through the engine (profiled)", sorted(route)))
+  } finally {
+    client.close()
+    await engine.stop("SIGTERM")
+    engine.cleanup()
+  }
+}
+
 const main = async () => {
+  if (PROFILE_DIR !== undefined || process.argv.includes("--route-only")) return profileRoute()
   // The build phase first, alone in the process (no localnet slot clock beside it).
   const parties: Parties = {
     creator: await devSigner(0),

@@ -8,9 +8,10 @@
  * Cases: `GET /api/v1/launch/headless/jobs/{unknown}` (the key-authenticated floor: one ledger
  * read), `POST /api/v1/launch/headless/dry-run` (Solana, 0.1 SOL dev buy, as `bench/launch.ts`)
  * and, with `--trade`, `POST /api/v1/trade/agent/build` with `dryRun: true` (as `bench/trade.ts`,
- * on a token the engine launched first).
+ * on a token the engine launched first), and with `--atomic` `POST /api/v1/launch/atomic/build` with four
+ * main-payer legs (as `bench/atomicBundle.ts`).
  *
- * Run: `npx tsx bench/spanCount.ts [--trade] [--n 200]`; `BENCH_BEFORE_ROOT=<dir>`: the engine of
+ * Run: `npx tsx bench/spanCount.ts [--trade] [--atomic] [--n 200]`; `BENCH_BEFORE_ROOT=<dir>`: the engine of
  * another checkout with its own `node_modules` instead (its Effect is the one counted). Writes
  * nothing but its table (stdout).
  */
@@ -26,6 +27,7 @@ const nAt = args.indexOf("--n")
 const N = nAt < 0 ? 200 : Number(args[nAt + 1])
 const WARMUP = 30
 const trade = args.includes("--trade")
+const atomic = args.includes("--atomic")
 const root = process.env.BENCH_BEFORE_ROOT === undefined || process.env.BENCH_BEFORE_ROOT === "" ? undefined : path.resolve(process.env.BENCH_BEFORE_ROOT)
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
@@ -68,6 +70,18 @@ const main = async () => {
         }
       }
     ]
+    if (atomic) {
+      const SOL = 1_000_000_000n
+      const firstBuys = [SOL / 2n, SOL, 2n * SOL, SOL / 3n].map((a) => ({ payer: { type: "main" as const }, amountRaw: a.toString() }))
+      cases.push({
+        label: "POST /api/v1/launch/atomic/build (4 main-payer legs)",
+        op: async () => {
+          const n = ++seq
+          const body = { clientLaunchId: `atomic-${n}`, name: "Bench Atomic", symbol: "BATM", imageUrl, payer: { type: "main" as const }, firstBuys }
+          expectData("atomic build", await agent.POST("/api/v1/launch/atomic/build", { body }), 200)
+        }
+      })
+    }
     if (trade) {
       const launched = expectData("launch", await agent.POST("/api/v1/launch/headless", { body: { clientLaunchId: "span-trade-token", name: "Span Trade", symbol: "STR", imageUrl } }), 200)
       const mint = (launched as { mint: string }).mint

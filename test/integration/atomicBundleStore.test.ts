@@ -12,6 +12,7 @@ import { initialBundle, step } from "../../actors/bundle/BundleActor.js"
 import * as Database from "../../src/db/Database.js"
 import { utcDayStart } from "../../src/services/keys/KeyRules.js"
 import {
+  admitBundle,
   convertHolds,
   findBundle,
   holdsOfBundle,
@@ -70,6 +71,28 @@ describe("atomic bundle storage", () => {
     await run(reserveHolds(owner("b3", "k3"), [hold(1, null)], NOW))
     expect(await run(windowUsedUsdMicros("k3", "daily", NOW))).toBeNull()
     expect(await run(windowUsedUsdMicros("k3", "daily", NOW + 86_400_000))).toBe(0n)
+  })
+
+  it("an admitted build's rows in one statement: the bundle, its holds and the caller's insert; a part that fails writes none of them", async () => {
+    const s0 = initialBundle("bundle-adm", NOW + 600_000, [{ clientTradeId: "t1", amountInRaw: 5n, expectedOutRaw: 9n, minAmountOutRaw: 8n }])
+    const row = (bundleId: string) => ({ bundleId, accountId: "a", keyId: "k-adm", keyPrefix: "p", clientLaunchId: `c-${bundleId}`, attempt: 1, mint: `M-${bundleId}`, build: { n: 2 }, state: s0, submitToken: null, expiresAtMs: s0.expiresAtMs })
+    const marker = (id: string) => (sql: SqlClient.SqlClient) => sql`INSERT INTO hosted_metadata (id, body, created_at) VALUES (${id}, '{}', ${new Date(NOW)})`
+    const markers = (id: string) => run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM hosted_metadata WHERE id = ${id}`)).then((r) => r[0]!.n)
+    await run(admitBundle(row("bundle-adm"), JSON.stringify, { owner: owner("bundle-adm", "k-adm"), holds: [hold(1, 3n), hold(2, 4n)] }, marker("adm-1"), NOW))
+    expect((await run(findBundle("bundle-adm", (t) => JSON.parse(t) as { n: number })))?.state).toEqual(s0)
+    expect((await run(holdsOfBundle("bundle-adm"))).map((h) => [h.legIndex, h.state])).toEqual([[1, "held"], [2, "held"]])
+    expect(await run(windowUsedUsdMicros("k-adm", "daily", NOW))).toBe(7n)
+    expect(await markers("adm-1")).toBe(1)
+    // No holds (client legs only): no holds part.
+    await run(admitBundle(row("bundle-adm-0"), JSON.stringify, { owner: owner("bundle-adm-0", "k-adm"), holds: [] }, marker("adm-0"), NOW))
+    expect(await run(findBundle("bundle-adm-0", JSON.parse))).toBeDefined()
+    expect(await markers("adm-0")).toBe(1)
+    // The same bundle id again: the statement fails whole (no second marker, no new holds).
+    const again = await Effect.runPromiseExit(Effect.provide(admitBundle(row("bundle-adm"), JSON.stringify, { owner: owner("bundle-adm", "k-adm"), holds: [hold(3, 50n)] }, marker("adm-2"), NOW), ctx))
+    expect(Exit.isFailure(again)).toBe(true)
+    expect(await markers("adm-2")).toBe(0)
+    expect((await run(holdsOfBundle("bundle-adm"))).length).toBe(2)
+    expect(await run(windowUsedUsdMicros("k-adm", "daily", NOW))).toBe(7n)
   })
 
   it("bundle rows keep the actor's state; booked bundles leave the resume list", async () => {

@@ -439,6 +439,28 @@ const ledgerSuite = (options: () => Database.DatabaseOptions, pools: number) => 
     expect(await ledger((l) => l.preview(input(account, "q-6")))).toEqual({ _tag: "WouldAccept", fresh: false })
     expect(await used(account)).toBe(0)
   })
+
+  it("a peek decides the preview as a fresh read would; a day turned since the peek reads that day's slots", async () => {
+    at(T0)
+    const account = newAccount()
+    const refs = await Promise.all([0, 1, 2, 3, 4].map((i) => accept(input(account, `r-${i}`))))
+    await ledger((l) => l.fail(refs[0]!, "launch_failed"))
+    const peeked = await ledger((l) => l.peek(input(account, "r-0")))
+    expect(peeked).toMatchObject({ record: { state: "failed", attempt: 1 }, day: new Date(T0).toISOString().slice(0, 10), dayUsed: 4 })
+    expect(await ledger((l) => l.preview(input(account, "r-0"), peeked))).toEqual(await ledger((l) => l.preview(input(account, "r-0"))))
+    // Decided on the peek: a slot taken since is not seen (begin decides again under its locks).
+    await accept(input(account, "r-5"))
+    expect(await ledger((l) => l.preview(input(account, "r-0"), peeked))).toEqual({ _tag: "WouldAccept", fresh: true })
+    expect(await ledger((l) => Effect.flip(l.preview(input(account, "r-0"))))).toMatchObject({ reason: "daily_cap_reached", cap: 5, used: 5 })
+    // The next day: the peek's count is of yesterday, so the preview reads today's (none).
+    const full = await ledger((l) => l.peek(input(account, "r-0")))
+    expect(full.dayUsed).toBe(5)
+    at(T0 + DAY_MS)
+    expect(await ledger((l) => l.preview(input(account, "r-0"), full))).toEqual({ _tag: "WouldAccept", fresh: true })
+    const unknown = await ledger((l) => l.peek(input(account, "r-9")))
+    expect(unknown.record).toBeUndefined()
+    expect(await ledger((l) => l.preview(input(account, "r-9"), unknown))).toEqual({ _tag: "WouldAccept", fresh: false })
+  })
 }
 
 describe("LaunchLedger on embedded PGlite", () => {

@@ -113,6 +113,13 @@ export type Admission =
   /** Same id and body already confirmed: answer `result`; nothing was written. */
   | { readonly _tag: "Replay"; readonly result: StoredResult; readonly record: LaunchRecord }
 
+/** What `preview` decides on: the row and the slots of `day`, read in one statement without locks. */
+export interface LedgerPeek {
+  readonly record: LaunchRecord | undefined
+  readonly day: string
+  readonly dayUsed: number
+}
+
 /** What `begin` would answer now, without writing (dry runs). */
 export type AdmissionPreview = { readonly _tag: "WouldAccept"; readonly fresh: boolean } | { readonly _tag: "Replay"; readonly result: StoredResult }
 
@@ -125,8 +132,13 @@ export interface LaunchLedgerShape {
    * `also` runs in that transaction when an attempt is accepted (the path's own record of it).
    */
   readonly begin: <E = never>(input: BeginInput, also?: Also<E>) => Effect.Effect<Admission, LaunchLedgerError | SqlError | E>
-  /** The answer `begin` would give now; writes nothing, takes no slot. */
-  readonly preview: (input: BeginInput) => Effect.Effect<AdmissionPreview, LaunchLedgerError | SqlError>
+  /**
+   * The answer `begin` would give now; writes nothing, takes no slot. With `peeked` (a `peek` of the
+   * same input this request made) it decides on that read instead of reading again.
+   */
+  readonly preview: (input: BeginInput, peeked?: LedgerPeek) => Effect.Effect<AdmissionPreview, LaunchLedgerError | SqlError>
+  /** The row and today's slots in one statement, without locks: a build's repeat rules and its `preview` read once. */
+  readonly peek: (ref: LaunchRef) => Effect.Effect<LedgerPeek, SqlError>
   /** The attempt's transaction is about to leave: the row moves to `confirming` with what is known on chain. */
   readonly sent: (ref: AttemptRef, onChain: OnChain, also?: Also) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
   /** Confirmation succeeded: store the result for replay. */
@@ -315,10 +327,16 @@ const begin = Effect.fn("LaunchLedger.begin")(function* <E = never>(input: Begin
 
 // One statement: the row and today's slots together (the day `begin` would take a slot of), read
 // without locks, as the two reads were; `begin` decides again under its locks.
-const preview = Effect.fn("LaunchLedger.preview")(function* (input: BeginInput) {
+const peek = (ref: LaunchRef) =>
+  Effect.gen(function* () {
+    const day = isoDay(yield* Clock.currentTimeMillis)
+    const { record, dayUsed } = yield* selectRowAndDayUsed(ref, day)
+    return { record, day, dayUsed } satisfies LedgerPeek
+  })
+
+const preview = Effect.fn("LaunchLedger.preview")(function* (input: BeginInput, peeked?: LedgerPeek) {
   const nowMs = yield* Clock.currentTimeMillis
-  const today = isoDay(nowMs)
-  const { record: current, dayUsed } = yield* selectRowAndDayUsed(input, today)
+  const { record: current, day, dayUsed } = peeked ?? (yield* peek(input))
   const [, outputs] = step(current, beginEvent(input, hashOf(input), nowMs))
   const refused = refusedIn(outputs)
   if (refused !== undefined) return yield* refused
@@ -327,7 +345,8 @@ const preview = Effect.fn("LaunchLedger.preview")(function* (input: BeginInput) 
   const take = outputs.find((o) => o._tag === "TakeSlot")
   if (take !== undefined) {
     const cap = effectiveDailyCap(input.dailyCap)
-    const used = take.day === today ? dayUsed : yield* slotsUsed(input.accountId, take.day)
+    // A day that turned since the peek: that day's slots, read.
+    const used = take.day === day ? dayUsed : yield* slotsUsed(input.accountId, take.day)
     if (used >= cap) return yield* capReached(cap, used, nowMs)
   }
   return { _tag: "WouldAccept", fresh: current !== undefined } as const
@@ -396,6 +415,7 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient |
   return {
     begin: onClient(begin),
     preview: onClient(preview),
+    peek: onClient(peek),
     sent: onClient(sent),
     confirm: onClient(confirm),
     fail: onClient(fail),

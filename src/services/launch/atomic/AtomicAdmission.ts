@@ -8,7 +8,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { initialBundle } from "../../../../actors/bundle/BundleActor.js"
 import { lockAccountKey } from "../../keys/KeyRepository.js"
-import { attribute } from "../internal/LaunchRecords.js"
+import { announceAttribution, attributionStatement } from "../internal/LaunchRecords.js"
 import type { Also } from "../LaunchLedger.js"
 import type { StoredResult } from "../LaunchLedgerMachine.js"
 import { type LaunchError, launchFailure } from "../LaunchError.js"
@@ -19,7 +19,7 @@ import type { AtomicCaller, AtomicStoredBuild, StoredLeg } from "./AtomicLaunch.
 import type { AtomicBundles } from "./AtomicBundles.js"
 import type { AtomicPayers } from "./AtomicPayers.js"
 import { encodeBuild, keyRefusal, type ResolvedPayer } from "./AtomicRules.js"
-import { insertBundle, reserveHolds } from "./BundleStore.js"
+import { admitBundle, type BundleRow } from "./BundleStore.js"
 import type { Ladder } from "./PricingLadder.js"
 import { type GateLeg, holdsOf } from "./SpendGate.js"
 
@@ -48,9 +48,14 @@ export const makeBundleWrites = (b: AtomicBundles, payers: AtomicPayers) => {
   const { deps } = b
   const { wallets } = deps
   const { usedInWindow, gate } = payers
-  return (p: BundleWritesInput): Also<LaunchError | SqlError> => {
+  /**
+   * The admitting transaction's writes, and the bundle row they inserted (read by the build once
+   * its transaction committed: its answer, without reading the row back).
+   */
+  return (p: BundleWritesInput): { readonly also: Also<LaunchError | SqlError>; readonly written: () => BundleRow<AtomicStoredBuild> | undefined } => {
     const { caller, request, attempt, gateLegs, usdOf, nowMs, built, signers, txExpiresAtMs, bundleId, buyers, result, feeBps, bookedLegs, ladder, clientTradeId, expiresAtMs } = p
-    return (record) =>
+    let written: BundleRow<AtomicStoredBuild> | undefined
+    const also: Also<LaunchError | SqlError> = (record) =>
     Effect.gen(function* () {
       if (record.attempt !== attempt) {
         return yield* launchFailure("launch_failed", "another build of this clientLaunchId moved first; retry with the same id", { retryable: true, details: { reason: "build_in_progress" } })
@@ -104,16 +109,31 @@ export const makeBundleWrites = (b: AtomicBundles, payers: AtomicPayers) => {
         expiresAtMs,
         ladder.legs.map((l) => ({ clientTradeId: clientTradeId(l.index), amountInRaw: l.amountInRaw, expectedOutRaw: l.amountOutRaw, minAmountOutRaw: l.minAmountOutRaw }))
       )
-      yield* insertBundle(
-        { bundleId, accountId: caller.accountId, keyId: caller.keyId, keyPrefix: caller.keyPrefix, clientLaunchId: request.clientLaunchId, attempt, mint: built.mint, build: storedBuild, state, submitToken: null, expiresAtMs },
+      const row: BundleRow<AtomicStoredBuild> = {
+        bundleId,
+        accountId: caller.accountId,
+        keyId: caller.keyId,
+        keyPrefix: caller.keyPrefix,
+        clientLaunchId: request.clientLaunchId,
+        attempt,
+        mint: built.mint,
+        build: storedBuild,
+        state,
+        submitToken: null,
+        expiresAtMs
+      }
+      // The bundle row, its holds and the token row (`hidden` until booked) in one statement.
+      const attribution = { accountId: caller.accountId, keyId: caller.keyId, path: "atomic", chain: "solana", mint: built.mint, visibility: "hidden", requestedVisibility: request.visibility } as const
+      yield* admitBundle(
+        row,
         encodeBuild,
+        { owner: { bundleId, keyId: caller.keyId, accountId: caller.accountId, asset: request.quoteAsset }, holds: holdsOf(gateLegs, usdOf) },
+        (sql) => attributionStatement(sql, attribution, record.clientLaunchId, nowMs),
         nowMs
       )
-      yield* reserveHolds({ bundleId, keyId: caller.keyId, accountId: caller.accountId, asset: request.quoteAsset }, holdsOf(gateLegs, usdOf), nowMs)
-      yield* attribute(
-        { accountId: caller.accountId, keyId: caller.keyId, path: "atomic", chain: "solana", mint: built.mint, visibility: "hidden", requestedVisibility: request.visibility },
-        deps.agentLaunches
-      )(record)
+      announceAttribution(attribution, deps.agentLaunches)
+      written = row
     })
+    return { also, written: () => written }
   }
 }

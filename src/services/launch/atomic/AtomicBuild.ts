@@ -11,7 +11,7 @@ import { launchCurveParams } from "../../../chain/solana/launch/LaunchTransactio
 import { idempotencyHash } from "../Idempotency.js"
 import { exclusiveEligibility, fetchImages } from "../internal/LaunchGates.js"
 import { solanaLaunchResult } from "../internal/LaunchRecords.js"
-import type { LaunchLedgerError } from "../LaunchLedger.js"
+import type { LaunchLedgerError, LedgerPeek } from "../LaunchLedger.js"
 import type { StoredResult } from "../LaunchLedgerMachine.js"
 import { fromLedger, fromSolana, type LaunchError, launchFailure } from "../LaunchError.js"
 import type { AtomicLaunchBody } from "../request/DecodeLaunchRequest.js"
@@ -27,7 +27,7 @@ import { type Ladder, priceLadder } from "./PricingLadder.js"
 import type { GateLeg } from "./SpendGate.js"
 
 export const makeAtomicBuild = (b: AtomicBundles, payers: AtomicPayers) => {
-  const { o, deps, links, runner, stored, load } = b
+  const { o, deps, links, runner, stored } = b
   const config = o
   const { ledger, images, solana } = deps
   const { resolvePayer, usdOfRaw, usedInWindow, gate, tip } = payers
@@ -49,17 +49,22 @@ export const makeAtomicBuild = (b: AtomicBundles, payers: AtomicPayers) => {
       for (let i = 0; i < body.firstBuys.length; i++) buyers.push(yield* resolvePayer(caller, body.firstBuys[i]!.payer, `firstBuys[${i}].payer`, "spend", payers))
       const input = beginInput(caller, body, creator)
 
-      // The repeat rules, then the ledger's own (different body, replay, in flight).
-      let row = yield* ledger.get(input).pipe(stored("reading the launch ledger"))
+      // The repeat rules, then the ledger's own (different body, replay, in flight), on one read of the row.
+      let peeked: LedgerPeek | undefined = yield* ledger.peek(input).pipe(stored("reading the launch ledger"))
+      let row = peeked.record
       let rebuild = false
       if (row !== undefined && row.path === "atomic" && row.bodyHash === idempotencyHash(input.canonicalBody) && row.state === "submitted") {
         const r = yield* repeat(row)
         if (typeof r === "object") return r
         rebuild = r === "rebuild"
-        if (r === "ledger") row = yield* ledger.get(input).pipe(stored("reading the launch ledger"))
+        if (r === "ledger") {
+          // The repeat rules moved the row (its expiry's bookkeeping): read it again.
+          peeked = undefined
+          row = yield* ledger.get(input).pipe(stored("reading the launch ledger"))
+        }
       }
       if (!rebuild) {
-        const seen = yield* ledger.preview(input).pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), stored("reading the launch ledger"))
+        const seen = yield* ledger.preview(input, peeked).pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), stored("reading the launch ledger"))
         if (seen._tag === "Replay") return { _tag: "Replay", result: seen.result } satisfies AtomicBuildAnswer
       }
 
@@ -119,7 +124,7 @@ export const makeAtomicBuild = (b: AtomicBundles, payers: AtomicPayers) => {
       }))
       const result = solanaLaunchResult(links, request, { mint: built.mint, curve: built.bundle.curve, signature: "", slot: 0n, devBuy: null, fee: null })
       const signers: ReadonlyArray<ResolvedPayer> = [creator, ...buyers]
-      const also = bundleWrites({ caller, request, attempt, gateLegs, usdOf, nowMs, built, signers, txExpiresAtMs, bundleId, buyers, result, feeBps, bookedLegs, ladder, clientTradeId, expiresAtMs })
+      const { also, written } = bundleWrites({ caller, request, attempt, gateLegs, usdOf, nowMs, built, signers, txExpiresAtMs, bundleId, buyers, result, feeBps, bookedLegs, ladder, clientTradeId, expiresAtMs })
 
 
       const admission: Effect.Effect<{ readonly _tag: "Accepted" | "Replay"; readonly result?: StoredResult }, LaunchError | SqlError | LaunchLedgerError> = rebuild
@@ -133,9 +138,10 @@ export const makeAtomicBuild = (b: AtomicBundles, payers: AtomicPayers) => {
         stored("recording the bundle")
       )
       if (admitted._tag === "Replay") return { _tag: "Replay", result: admitted.result ?? {} } satisfies AtomicBuildAnswer
-      const row2 = yield* load(bundleId)
-      if (row2 === undefined) return yield* Effect.dieMessage(`AtomicLaunch: bundle ${bundleId} not found after its build committed`)
-      return { _tag: "Built", view: buildBody(row2) } satisfies AtomicBuildAnswer
+      // The row its transaction inserted and committed: the answer, not read back.
+      const inserted = written()
+      if (inserted === undefined) return yield* Effect.dieMessage(`AtomicLaunch: bundle ${bundleId} admitted without its row written`)
+      return { _tag: "Built", view: buildBody(inserted) } satisfies AtomicBuildAnswer
     })
 
   return { build }

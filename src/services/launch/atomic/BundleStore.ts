@@ -6,6 +6,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import { Effect } from "effect"
 import { type BundleState, operatorStateOf } from "../../../../actors/bundle/BundleActor.js"
 import { decodeBundleState, encodeBundleState } from "../../../../actors/bundle/BundleCodec.js"
@@ -21,10 +22,10 @@ export interface HoldOwner {
 }
 
 export const reserveHolds = (o: HoldOwner, holds: ReadonlyArray<Hold>, nowMs: number): Sql =>
-  holds.length === 0
-    ? Effect.void
-    : Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql`
+  holds.length === 0 ? Effect.void : Effect.flatMap(SqlClient.SqlClient, (sql) => holdsStatement(sql, o, holds, nowMs).pipe(Effect.asVoid))
+
+/** The holds' insert (at least one hold): alone (`reserveHolds`) or a CTE of the admitting statement (`admitBundle`). */
+const holdsStatement = (sql: SqlClient.SqlClient, o: HoldOwner, holds: ReadonlyArray<Hold>, nowMs: number) => sql`
           INSERT INTO spend_holds ${sql.insert(
             holds.map((h) => ({
               bundle_id: o.bundleId,
@@ -39,8 +40,7 @@ export const reserveHolds = (o: HoldOwner, holds: ReadonlyArray<Hold>, nowMs: nu
               created_at: new Date(nowMs)
             }))
           )}
-          ON CONFLICT (bundle_id, leg_index) DO NOTHING`.pipe(Effect.asVoid)
-      )
+          ON CONFLICT (bundle_id, leg_index) DO NOTHING`
 
 /** An unsigned build failed or expired: its holds stop counting. */
 export const releaseHolds = (bundleId: string, nowMs: number): Sql =>
@@ -134,15 +134,32 @@ const toRow = <B>(r: BundleRowDb, decodeBuild: (text: string) => B): BundleRow<B
 const phaseColumn = (s: BundleState): string => (operatorStateOf(s) === "booked" ? "booked" : s.phase)
 
 export const insertBundle = <B>(row: BundleRow<B>, encodeBuild: (b: B) => string, nowMs: number): Sql =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql`
+  Effect.flatMap(SqlClient.SqlClient, (sql) => bundleStatement(sql, row, encodeBuild, nowMs)).pipe(Effect.asVoid)
+
+const bundleStatement = <B>(sql: SqlClient.SqlClient, row: BundleRow<B>, encodeBuild: (b: B) => string, nowMs: number) => sql`
       INSERT INTO atomic_bundles (bundle_id, account_id, key_id, key_prefix, client_launch_id, attempt, mint, phase, build, state,
                                   submit_token, expires_at, created_at, updated_at)
       VALUES (${row.bundleId}, ${row.accountId}, ${row.keyId}, ${row.keyPrefix}, ${row.clientLaunchId}, ${row.attempt}, ${row.mint},
               ${phaseColumn(row.state)}, ${encodeBuild(row.build)}, ${encodeBundleState(row.state)}, ${row.submitToken},
               ${new Date(row.expiresAtMs)}, ${new Date(nowMs)}, ${new Date(nowMs)})`
-  ).pipe(Effect.asVoid)
+
+/**
+ * An admitted build's rows in ONE statement (one round trip inside the ledger's transaction): the
+ * bundle row, its holds (none: no CTE) and `also`, a further insert of the same transaction (the
+ * token row: `attributionStatement`). Each part fails or conflicts as it would alone.
+ */
+export const admitBundle = <B>(
+  row: BundleRow<B>,
+  encodeBuild: (b: B) => string,
+  holds: { readonly owner: HoldOwner; readonly holds: ReadonlyArray<Hold> },
+  also: (sql: SqlClient.SqlClient) => Statement.Fragment,
+  nowMs: number
+): Sql =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+    const parts = [sql`bundle AS (${bundleStatement(sql, row, encodeBuild, nowMs)})`, sql`also AS (${also(sql)})`]
+    if (holds.holds.length > 0) parts.push(sql`holds AS (${holdsStatement(sql, holds.owner, holds.holds, nowMs)})`)
+    return sql`WITH ${sql.join(", ", false)(parts)} SELECT 1`
+  }).pipe(Effect.asVoid)
 
 export const findBundle = <B>(bundleId: string, decodeBuild: (text: string) => B, lock = false) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

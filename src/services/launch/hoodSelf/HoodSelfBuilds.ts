@@ -67,7 +67,8 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
       yield* sweep(caller.accountId)
       const g = yield* gates(caller, body)
       const input = beginInput(caller, body, g.payer)
-      const row = yield* ledger.get(input).pipe(storage("reading the launch ledger"))
+      const peeked = yield* ledger.peek(input).pipe(storage("reading the launch ledger"))
+      const row = peeked.record
       const sameRequest = row !== undefined && row.path === "self" && row.bodyHash === idempotencyHash(input.canonicalBody)
       // An earlier dead attempt's kept hold is decided again at every build of the id, before this one holds.
       if (sameRequest) yield* spend.settleEarlier(input, row.attempt, storedOf)
@@ -108,7 +109,8 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
         if (rebuilt === undefined) return yield* overlapping()
         return { _tag: "Built", build: rebuilt } satisfies HoodSelfBuildOutcome
       }
-      const seen = yield* ledger.preview(input).pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), storage("reading the launch ledger"))
+      // The peek stands when this id had no earlier attempt of this body (nothing above wrote); else the row is read again.
+      const seen = yield* ledger.preview(input, sameRequest ? undefined : peeked).pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), storage("reading the launch ledger"))
       if (seen._tag === "Replay") return { _tag: "Replay", result: seen.result } satisfies HoodSelfBuildOutcome
       const attempt = row === undefined ? 1 : row.attempt + 1
       const built = yield* buildAttempt(caller, body, g.payer, g, attempt, (also) =>

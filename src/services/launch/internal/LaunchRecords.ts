@@ -7,6 +7,7 @@
  * launch reads the same whichever path made it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
 import { Clock, Effect, Option, Schema } from "effect"
 import type { AgentLaunches } from "../../../../actors/AgentLaunches.js"
 import { type Chain, normalizeAddress } from "../../../domain/Chain.js"
@@ -149,17 +150,24 @@ export const attribute =
   (record) =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const at = new Date(yield* Clock.currentTimeMillis)
-      const mint = normalizeAddress(a.chain, a.mint)
-      yield* sql`
-        INSERT INTO launched_tokens (chain, mint, account_id, key_id, client_launch_id, path, visibility, attributed_at)
-        VALUES (${a.chain}, ${mint}, ${a.accountId}, ${a.keyId}, ${record.clientLaunchId}, ${a.path}, ${a.visibility}, ${at})
-        ON CONFLICT (chain, mint) DO NOTHING`
-      // Only a production launch is presented as this service's agent launch (`isAgent`, `viaAgentKey`); one promoted
-      // to production later (3.2) is added by `LaunchVisibility`'s follow.
-      // A launch requested as production but `hidden` until confirmed (3.2) is attributed now, as before, so its first feed row reads `isAgent`.
-      if ((a.requestedVisibility ?? a.visibility) === "production") yield* Effect.sync(() => registry.add(a.chain, mint, a.accountId))
+      yield* attributionStatement(sql, a, record.clientLaunchId, yield* Clock.currentTimeMillis)
+      announceAttribution(a, registry)
     })
+
+/** The token row of an attribution (a statement alone, or a CTE of an admitting statement: `AtomicAdmission`); `announceAttribution` once it committed. */
+export const attributionStatement = (sql: SqlClient.SqlClient, a: Attribution, clientLaunchId: string, nowMs: number): Statement.Statement<Record<string, unknown>> => sql`
+        INSERT INTO launched_tokens (chain, mint, account_id, key_id, client_launch_id, path, visibility, attributed_at)
+        VALUES (${a.chain}, ${normalizeAddress(a.chain, a.mint)}, ${a.accountId}, ${a.keyId}, ${clientLaunchId}, ${a.path}, ${a.visibility}, ${new Date(nowMs)})
+        ON CONFLICT (chain, mint) DO NOTHING`
+
+/**
+ * Only a production launch is presented as this service's agent launch (`isAgent`, `viaAgentKey`); one promoted
+ * to production later (3.2) is added by `LaunchVisibility`'s follow. A launch requested as production but `hidden`
+ * until confirmed (3.2) is attributed now, as before, so its first feed row reads `isAgent`.
+ */
+export const announceAttribution = (a: Attribution, registry: AgentLaunches): void => {
+  if ((a.requestedVisibility ?? a.visibility) === "production") registry.add(a.chain, normalizeAddress(a.chain, a.mint), a.accountId)
+}
 
 export interface ConfirmedWrites {
   readonly keyId: string

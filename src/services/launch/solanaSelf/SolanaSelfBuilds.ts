@@ -97,11 +97,13 @@ export const makeSolanaSelfBuilds = (ctx: SolanaSelfContext, gates: SolanaSelfGa
       const payer = yield* checkedPayer(caller, body)
       const payerKind = payer.walletKind === "tee" ? "tee" : "linked"
       const input = beginInput(caller, body, payerKind)
-      const row = yield* ledger.get(input).pipe(storage("reading the launch ledger"))
+      // One read of the row for the repeat rules and the ledger's preview (nothing between them writes).
+      const peeked = yield* ledger.peek(input).pipe(storage("reading the launch ledger"))
+      const row = peeked.record
       const sameRequest = row !== undefined && row.path === "self" && row.bodyHash === idempotencyHash(input.canonicalBody)
       if (sameRequest && (row.state === "submitted" || isRevivable(row))) return yield* repeat(caller, body, payer, row)
       // A new attempt (or a replay, or a refusal the ledger decides): nothing written before `begin`.
-      const seen = yield* ledger.preview(input).pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), storage("reading the launch ledger"))
+      const seen = yield* ledger.preview(input, peeked).pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), storage("reading the launch ledger"))
       if (seen._tag === "Replay") return { _tag: "Replay", result: seen.result } satisfies SelfBuildOutcome
       yield* eligible(caller, body.request)
       const metadataUri = yield* freshMetadata(caller, body, payer.address)
