@@ -32,13 +32,13 @@ import { type CanonicalJson, idempotencyHash } from "./Idempotency.js"
 import type { LaunchErrorReason } from "./LaunchError.js"
 import {
   forceSlot,
-  insertRow,
   type LaunchRecord,
   type LaunchRef,
   refundSlot,
   selectExpiredSelfBuilds,
   selectInFlight,
   selectRow,
+  insertRowTakingSlot,
   selectRowAndDayUsed,
   slotsUsed,
   takeSlot,
@@ -296,9 +296,13 @@ const begin = Effect.fn("LaunchLedger.begin")(function* <E = never>(input: Begin
       }
       let record: LaunchRecord
       let outputs: ReadonlyArray<LedgerOutput>
-      if (yield* insertRow(created)) {
+      // A new id's slot is taken by the insert's own statement (one round trip); an existing id's, below.
+      const slot = freshOutputs.find((o): o is Extract<LedgerOutput, { _tag: "TakeSlot" }> => o._tag === "TakeSlot" && !o.force)
+      const fresh1 = yield* insertRowTakingSlot(created, slot === undefined ? undefined : { day: slot.day, cap })
+      if (fresh1.inserted) {
+        if (slot !== undefined && fresh1.used === undefined) return yield* capReached(cap, yield* slotsUsed(input.accountId, slot.day), nowMs)
         record = created
-        outputs = freshOutputs
+        outputs = freshOutputs.filter((o) => o !== slot)
       } else {
         // The insert found the id committed by another transaction; rows are never deleted.
         const current = (yield* selectRow(input, true))!

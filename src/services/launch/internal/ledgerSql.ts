@@ -5,7 +5,9 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import { Effect } from "effect"
+import { gatedOn } from "../../../db/StatementGate.js"
 import type { Chain } from "../../../domain/Chain.js"
 import type { LaunchPath, LaunchState, LedgerRow, PayerKind, StoredResult } from "../LaunchLedgerMachine.js"
 
@@ -103,13 +105,18 @@ export const selectRowAndDayUsed = (
   )
 
 /**
- * Inserts the row unless the id exists. Returns false when it exists: a concurrent insert of the
- * same id waits on the unique index until the first commits (then false) or rolls back.
+ * Inserts the row unless the id exists (`inserted` false: a concurrent insert of the same id waits
+ * on the unique index until the first commits, then false, or rolls back) and, only when it
+ * inserted, takes a slot of `slot` (`takeSlot`) in the same statement: a new id's admission in one
+ * round trip. `used` is the day's count after the slot was taken, undefined when the cap refused
+ * it (the caller fails, rolling the row back) or nothing was inserted.
  */
-export const insertRow = (r: LaunchRecord): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql<{ attempt: number }>`
+export const insertRowTakingSlot = (
+  r: LaunchRecord,
+  slot: { readonly day: string; readonly cap: number } | undefined
+): Effect.Effect<{ readonly inserted: boolean; readonly used: number | undefined }, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+    const insert = sql`
       INSERT INTO launch_ledger (account_id, client_launch_id, path, chain, payer, key_id, body_hash, state, attempt,
         slot_day, slot_kept, error_code, mint, pool, signature, result, created_at, attempt_started_at, updated_at)
       VALUES (${r.accountId}, ${r.clientLaunchId}, ${r.path}, ${r.chain}, ${r.payer}, ${r.keyId}, ${r.bodyHash}, ${r.state},
@@ -118,7 +125,13 @@ export const insertRow = (r: LaunchRecord): Effect.Effect<boolean, SqlError, Sql
         ${new Date(r.updatedAtMs)})
       ON CONFLICT (account_id, client_launch_id) DO NOTHING
       RETURNING attempt`
-  ).pipe(Effect.map((rows) => rows.length === 1))
+    if (slot === undefined) return Effect.map(insert, (rows) => ({ inserted: rows.length === 1, used: undefined }))
+    return sql<{ inserted: number; used: number | null }>`
+      WITH inserted AS (${insert}), slot AS (${takeSlotStatement(sql, r.accountId, slot.day, slot.cap, "inserted")})
+      SELECT (SELECT count(*)::int FROM inserted) AS inserted, (SELECT used FROM slot) AS used`.pipe(
+      Effect.map((rows) => ({ inserted: rows[0]!.inserted === 1, used: rows[0]!.used ?? undefined }))
+    )
+  })
 
 /** Writes every mutable column of a row already locked by this transaction. */
 export const updateRow = (r: LaunchRecord): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
@@ -163,15 +176,15 @@ export const selectExpiredSelfBuilds = (
  * the take, or undefined when the cap is reached.
  */
 export const takeSlot = (accountId: string, day: string, cap: number): Effect.Effect<number | undefined, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql<{ used: number }>`
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ used: number }>`${takeSlotStatement(sql, accountId, day, cap)}`).pipe(Effect.map((rows) => rows[0]?.used))
+
+/** `takeSlot`'s write; with `gate` (an earlier CTE's name) only when that CTE returned a row. */
+const takeSlotStatement = (sql: SqlClient.SqlClient, accountId: string, day: string, cap: number, gate?: string): Statement.Fragment => sql`
       INSERT INTO launch_daily_usage (account_id, day, used)
-      SELECT ${accountId}, ${day}::date, 1 WHERE ${cap}::integer >= 1
+      SELECT ${accountId}, ${day}::date, 1 WHERE ${cap}::integer >= 1 ${gatedOn(sql, gate)}
       ON CONFLICT (account_id, day) DO UPDATE SET used = launch_daily_usage.used + 1
       WHERE launch_daily_usage.used < ${cap}::integer
       RETURNING used`
-  ).pipe(Effect.map((rows) => rows[0]?.used))
 
 /** Takes one slot of `day` whatever the cap says. */
 export const forceSlot = (accountId: string, day: string): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
