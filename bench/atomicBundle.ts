@@ -52,12 +52,14 @@ import { startEngine } from "../test/support/engine.js"
 import { solidImage } from "../test/support/testImages.js"
 import { benchEngine, expectData, httpClient } from "./httpClient.js"
 import { benchDatabases, onPostgresServer, serverNote } from "./databases.js"
+import { clockTicksPerSec, processCpuSec } from "./http.js"
 
 const SOL = 1_000_000_000n
 const BUILDS = Number(process.env["BENCH_BUILDS"] ?? 2000)
 const BUNDLES = Number(process.env["BENCH_BUNDLES"] ?? 30)
 const ROUTE_BUILDS = Number(process.env["BENCH_ROUTE_BUILDS"] ?? 200)
 const PROFILE_DIR = process.env["BENCH_PROFILE_DIR"]
+const ticks = clockTicksPerSec()
 /** The monotonic clock in µs: the clock of V8's `.cpuprofile` timestamps. */
 const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n)
 const terms = atomicTerms
@@ -194,23 +196,34 @@ const engineSession = async (databaseEnv: Record<string, string>) => {
   return { engine, client, api, net, routeBuild, dryRun }
 }
 
-/** The route build and its dry-run baseline in alternating rounds after a warm-up. */
-const buildRounds = async (routeBuild: () => Promise<{ readonly dt: number }>, dryRun: () => Promise<number>) => {
+/** The route builds and their dry-run baseline in alternating rounds after a warm-up; with the engine's pid, its CPU (all threads) per request of each. */
+const buildRounds = async (routeBuild: () => Promise<{ readonly dt: number }>, dryRun: () => Promise<number>, pid?: number) => {
   for (let i = 0; i < 20; i++) {
     await routeBuild()
     await dryRun()
   }
   const route: number[] = []
   const dry: number[] = []
+  let routeCpuSec = 0
+  let dryCpuSec = 0
   const from = monotonicUs()
   for (let round = 0; round < 4; round++) {
     const per = Math.ceil(ROUTE_BUILDS / 4)
-    const a = async () => { for (let i = 0; i < per; i++) route.push((await routeBuild()).dt) }
-    const b = async () => { for (let i = 0; i < per; i++) dry.push(await dryRun()) }
+    const cpu = () => (pid === undefined ? 0 : processCpuSec(pid, ticks))
+    const a = async () => {
+      const c0 = cpu()
+      for (let i = 0; i < per; i++) route.push((await routeBuild()).dt)
+      routeCpuSec += cpu() - c0
+    }
+    const b = async () => {
+      const c0 = cpu()
+      for (let i = 0; i < per; i++) dry.push(await dryRun())
+      dryCpuSec += cpu() - c0
+    }
     if (round % 2 === 0) { await a(); await b() } else { await b(); await a() }
   }
   process.stderr.write(`bench: route builds and dry runs, ${route.length} + ${dry.length}: --from ${from} --to ${monotonicUs()}\n`)
-  return { route, dry }
+  return { route, dry, routeCpuMs: (routeCpuSec * 1000) / route.length, dryCpuMs: (dryCpuSec * 1000) / dry.length }
 }
 
 /** Profiling: the route builds alone, the engine under `--cpu-prof`. With `--route-only` (no profile): the route builds beside their dry-run baseline, PGlite only. */
@@ -218,10 +231,10 @@ const profileRoute = async () => {
   const { engine, client, routeBuild, dryRun } = await engineSession({})
   try {
     if (PROFILE_DIR === undefined) {
-      const { route, dry } = await buildRounds(routeBuild, dryRun)
-      console.log(`| Measure | n | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|`)
-      console.log(row("`POST /launch/atomic/build`, 4 main-payer legs, through the engine", sorted(route)))
-      console.log(row("baseline: `POST /launch/headless/dry-run`", sorted(dry)))
+      const { route, dry, routeCpuMs, dryCpuMs } = await buildRounds(routeBuild, dryRun, engine.child.pid)
+      console.log(`| Measure | n | p50 ms | p99 ms | max ms | engine CPU ms/req |\n|---|---|---|---|---|---|`)
+      console.log(`${row("`POST /launch/atomic/build`, 4 main-payer legs, through the engine", sorted(route))} ${routeCpuMs.toFixed(2)} |`)
+      console.log(`${row("baseline: `POST /launch/headless/dry-run`", sorted(dry))} ${dryCpuMs.toFixed(2)} |`)
       return
     }
     for (let i = 0; i < 20; i++) await routeBuild()
