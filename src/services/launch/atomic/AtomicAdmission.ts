@@ -5,7 +5,7 @@
  * `BundleActor` state, the main payer's holds, and the token row (`hidden` until booked).
  */
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { initialBundle } from "../../../../actors/bundle/BundleActor.js"
 import { lockAccountKey } from "../../keys/KeyRepository.js"
 import { announceAttribution, attributionStatement } from "../internal/LaunchRecords.js"
@@ -122,13 +122,15 @@ export const makeBundleWrites = (b: AtomicBundles, payers: AtomicPayers) => {
         submitToken: null,
         expiresAtMs
       }
-      // The bundle row, its holds and the token row (`hidden` until booked) in one statement.
+      // The bundle row, its holds and the token row (`hidden` until booked) in one statement; the token row
+      // stamped now, as `attribute` stamps it (its visibility's follow looks back from its commit).
+      const attributedAtMs = yield* Clock.currentTimeMillis
       const attribution = { accountId: caller.accountId, keyId: caller.keyId, path: "atomic", chain: "solana", mint: built.mint, visibility: "hidden", requestedVisibility: request.visibility } as const
       yield* admitBundle(
         row,
         encodeBuild,
         { owner: { bundleId, keyId: caller.keyId, accountId: caller.accountId, asset: request.quoteAsset }, holds: holdsOf(gateLegs, usdOf) },
-        (sql) => attributionStatement(sql, attribution, record.clientLaunchId, nowMs),
+        (sql) => attributionStatement(sql, attribution, record.clientLaunchId, attributedAtMs),
         nowMs
       )
       announceAttribution(attribution, deps.agentLaunches)

@@ -154,7 +154,7 @@ export const attribute =
       announceAttribution(a, registry)
     })
 
-/** The token row of an attribution (a statement alone, or a CTE of an admitting statement: `AtomicAdmission`); `announceAttribution` once it committed. */
+/** The token row of an attribution (a statement alone, or a CTE of an admitting statement: `AtomicAdmission`); `announceAttribution` after it, in the same transaction. */
 export const attributionStatement = (sql: SqlClient.SqlClient, a: Attribution, clientLaunchId: string, nowMs: number): Statement.Statement<Record<string, unknown>> => sql`
         INSERT INTO launched_tokens (chain, mint, account_id, key_id, client_launch_id, path, visibility, attributed_at)
         VALUES (${a.chain}, ${normalizeAddress(a.chain, a.mint)}, ${a.accountId}, ${a.keyId}, ${clientLaunchId}, ${a.path}, ${a.visibility}, ${new Date(nowMs)})
