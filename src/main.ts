@@ -38,7 +38,7 @@ import { startBackground } from "./layers/Background.js"
 import { ResolvedPlans } from "./layers/Common.js"
 import * as FeesLayer from "./layers/Fees.js"
 import * as LaunchLayer from "./layers/Launch.js"
-import { LOCAL_CREDENTIALS_FILE, provisionLocal } from "./layers/LocalAccount.js"
+import { firstLaunchBanner, LOCAL_CREDENTIALS_FILE, startLocal } from "./layers/LocalAccount.js"
 import * as PipelineLayer from "./layers/Pipeline.js"
 import * as StakingLayer from "./layers/Staking.js"
 import * as StorageLayer from "./layers/Storage.js"
@@ -46,10 +46,7 @@ import * as ChainArrivals from "./services/chains/ChainArrivals.js"
 import * as TradeLayer from "./layers/Trade.js"
 import * as TransfersLayer from "./layers/Transfers.js"
 import { ingestionOf, serveMainApi, webPageCors } from "./MainApi.js"
-import { seedAgents } from "./services/agents/Seed.js"
 import * as OrderHandoff from "./services/orders/OrderHandoff.js"
-import { fundLocalAccount, localSolanaWallet, stakeLocalAccount } from "./sim/LocalFunding.js"
-import { runStakingRewards } from "./sim/StakingRewards.js"
 
 const logLevels: Record<AppConfigShape["logLevel"], LogLevel.LogLevel> = {
   trace: LogLevel.Trace,
@@ -109,19 +106,7 @@ const engine = Effect.gen(function* () {
   const argv = process.argv.slice(2)
   const config = yield* AppConfig
   const { solana: endpoints, hood } = yield* startBackground(config, argv.includes("--quiet"))
-  const local = (config.localAccount ?? config.databaseUrl === undefined) ? yield* provisionLocal(config) : undefined
-  if (local !== undefined) yield* fundLocalAccount(local.accountId)
-  // Rewards now and then for the local account's embedded wallet, so a newcomer sees some to claim.
-  const rewardOwner = local === undefined ? undefined : yield* localSolanaWallet(local.accountId).pipe(Effect.orElseSucceed(() => undefined))
-  if (endpoints.localFaucet !== undefined && rewardOwner !== undefined && !argv.includes("--quiet")) {
-    yield* Effect.forkScoped(runStakingRewards(endpoints.localFaucet, [rewardOwner]))
-    // A stake of its own, so the simulated Hood graduations give it Hood staking rewards too.
-    if (local !== undefined) yield* Effect.forkScoped(stakeLocalAccount(local.accountId))
-  }
-  if (endpoints.embedded && !argv.includes("--quiet")) {
-    const agents = yield* seedAgents(Date.now()).pipe(Effect.orDie)
-    yield* Effect.logInfo(`published ${agents.length} simulated agents: ${agents.map((a) => a.id).join(", ")}`)
-  }
+  const local = yield* startLocal(config, argv.includes("--quiet"))
   // The market-data service (signal detectors on the bus, the tape and stream, the strategy lab; port 8081),
   // started before the main API so that `/readyz` answering means both listeners are up.
   const data = yield* startDataService({
@@ -166,16 +151,6 @@ const engine = Effect.gen(function* () {
   if (local !== undefined) yield* Effect.logInfo(firstLaunchBanner(server.url, config.launch.enabled))
   return yield* Effect.never
 })
-
-/** The start banner's upload-then-launch pair (README "A first launch"). */
-const firstLaunchBanner = (url: string, enabled: boolean): string =>
-  enabled
-    ? [
-        "first launch (agent key in local-credentials.json):",
-        `  IMG=$(curl -s -H "x-api-key: $KEY" -H 'content-type: image/png' --data-binary @logo.png ${url}/api/v1/uploads/agent-image | node -p 'JSON.parse(require("fs").readFileSync(0)).imageUrl')`,
-        `  curl -s -H "x-api-key: $KEY" -H 'content-type: application/json' ${url}/api/v1/launch/headless -d "{\\"clientLaunchId\\":\\"my-first\\",\\"name\\":\\"First\\",\\"symbol\\":\\"FST\\",\\"imageUrl\\":\\"$IMG\\"}"`
-      ].join("\n")
-    : "launches are off (the spec's default): restart with HEADLESS_LAUNCH_ENABLED=true to launch; README \"A first launch\" has the curl pair"
 
 const loggerLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
