@@ -199,10 +199,11 @@ describe.skipIf(skipKafka())(`limit-order books held by partition: KafkaBus on l
     "triggers decided on every partition and held unwritten while a member joins: the old owner writes only its kept partitions', the new owner re-decides the rest from the log; each once",
     () =>
       Effect.gen(function* () {
-        // The split is asserted on a trial in which the group held still after B's join. The mock
-        // broker sometimes rebalances again on its own (kafkajs restarts a member after a SyncGroup
-        // protocol error under load) and moves a further partition mid-trial; such a trial still
-        // proves every trigger written exactly once, and another trial is run for the split.
+        // The split is asserted on a trial in which B's join moved exactly half the partitions from
+        // A to B and the group held still after it. The mock broker sometimes rebalances again on
+        // its own (kafkajs restarts a member after a SyncGroup protocol error under load) and moves
+        // a further partition, or one away from A and back; such a trial still proves every
+        // trigger written exactly once, and another trial is run for the split.
         const voided: Array<string> = []
         for (let trial = 1; trial <= HELD_TRIALS; trial++) {
           const verdict = yield* Effect.scoped(heldTrial(`held${trial}`))
@@ -222,8 +223,9 @@ const HELD_TRIALS = 3
  * One trial of the held writer: A decides every trigger with its writer held, B joins and takes
  * half the partitions, A's writer goes on, then B's. Every order is written exactly once whatever
  * the broker does; the split (A writes its kept partitions' triggers and fences out the moved
- * ones', which stay open until B re-decides them) is asserted when the group held still from
- * the split's reading to the end (`still`).
+ * ones', which stay open until B re-decides them) is asserted when the join was one move (A gave
+ * exactly half the partitions to B and was given none) and the group held still from the split's
+ * reading to the end (`still`).
  */
 const heldTrial = (tag: string) =>
   Effect.gen(function* () {
@@ -249,6 +251,11 @@ const heldTrial = (tag: string) =>
     // B joins and is given half the partitions (Kafka tells A after the join): it claims them,
     // loads their orders (all still open) and replays the crossing buys from A's committed
     // offsets (A's checkpoints wait for its writer, so they never passed them).
+    // A's counts before the join: the split is judged only when the join moved exactly half the
+    // partitions from A to B and nothing else (a partition that left A and came back before the
+    // reading below would be A's again, but its triggers taken before were taken under A's old
+    // ownership and are fenced out like the moved ones').
+    const aBefore = a.actors.stats()
     const b = yield* openActors(world, "b", (at) => (at === "taken" ? Deferred.await(releaseB) : Effect.void))
     yield* eventuallyEffect(
       Effect.suspend(() =>
@@ -260,6 +267,7 @@ const heldTrial = (tag: string) =>
     // after it is applied on each partition by its owner of now.
     const groupNow = () => JSON.stringify([a.actors.stats(), b.actors.stats()].map((s) => [s.reloads, s.revocations]))
     const group = groupNow()
+    const oneMove = group === JSON.stringify([[aBefore.reloads, aBefore.revocations + PARTITIONS / 2], [PARTITIONS / 2, 0]])
     yield* nudge()
     yield* applied([a, b], "the nudges applied")
     // B's markets: those whose newest nudge B applied (a process loads every checkpoint at start, so holding a state says nothing).
@@ -292,7 +300,7 @@ const heldTrial = (tag: string) =>
     yield* applied([a, b], "a last nudge applied")
     // Each once, whoever held which partition when: none lost, none doubled.
     expect(world.handed.slice().sort()).toEqual(ids.slice().sort())
-    const still = groupNow() === group
+    const still = oneMove && groupNow() === group
     if (still) {
       expect(bPartitions.size).toBe(PARTITIONS / 2)
       expect(onB.length).toBe(MARKETS / 2)
@@ -305,5 +313,5 @@ const heldTrial = (tag: string) =>
     yield* Effect.logInfo(`orders.partitions.kafka: A held ${heldA.length} triggers at taken; A ${JSON.stringify(a.hooks.triggerWrites())}, B ${JSON.stringify(b.hooks.triggerWrites())}`)
     yield* b.close
     yield* a.close
-    return { still, moved: `assignments and revocations [A, B] ${group} → ${groupNow()}` }
+    return { still, moved: `assignments and revocations [A, B] ${JSON.stringify([aBefore.reloads, aBefore.revocations])} before the join, ${group} at the split's reading, ${groupNow()} at the end` }
   })

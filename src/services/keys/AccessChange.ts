@@ -42,13 +42,26 @@ export interface AccessWarning {
   readonly message: string
 }
 
+/** The access-change response's `effects`: each member present only when the change touches it (spec 2.1, 3.2). */
+export interface AccessEffects {
+  /** The key's bound TEE wallets (a sample of five ids). */
+  boundTeeWallets?: { readonly count: number; readonly sample: ReadonlyArray<string> }
+  walletScope?: "all" | "selected"
+  /** Whether a `transfer:bound` key carries what linked transfers need. */
+  linkedTransferReady?: { readonly txLimit: boolean; readonly assets: { readonly sol: boolean; readonly usdc: boolean; readonly svc: boolean } }
+  /** Built, unsigned transactions of this key that signing will refuse. */
+  openSignClaims?: number
+  /** Open limit orders placed through this key; they stay open. */
+  openLimitOrders?: number
+}
+
 export interface AccessPlan {
   readonly direction: Direction
   readonly from: AccessSide
   readonly to: AccessSide
   readonly added: ReadonlyArray<string>
   readonly removed: ReadonlyArray<string>
-  readonly effects: Record<string, unknown>
+  readonly effects: Readonly<AccessEffects>
   readonly warnings: ReadonlyArray<AccessWarning>
 }
 
@@ -57,7 +70,7 @@ const listed = new Set(LevelScopes.readwritetransfer)
 export const planAccessChange = (scopes: ReadonlyArray<string>, target: AccessLevel, facts: AccessFacts): AccessPlan => {
   const toScopes = LevelScopes[target]
   const { added, removed, direction } = diffScopes(scopes, toScopes)
-  const effects: Record<string, unknown> = {}
+  const effects: AccessEffects = {}
   const warnings: AccessWarning[] = []
   const bound = facts.boundTeeWallets
   if (bound.count > 0) {

@@ -56,6 +56,7 @@ import { makeHeadlessRuns } from "./headless/HeadlessRuns.js"
 import { makeHeadlessSolanaRun } from "./headless/HeadlessSolanaRun.js"
 import { makeHeadlessSpend } from "./headless/HeadlessSpend.js"
 import { makeHeadlessWrites } from "./headless/HeadlessWrites.js"
+import type { HeadlessDryRunView } from "./headless/HeadlessRules.js"
 import { HoodHeadlessLaunch, type HoodHeadlessLaunchShape } from "./HoodHeadlessLaunch.js"
 import { LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef, layerTest as launchLedgerTest } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
@@ -99,7 +100,7 @@ export type LaunchOutcome =
 
 export interface HeadlessLaunchShape {
   /** Every check, no write, no cap slot, nothing on chain (2.6). */
-  readonly dryRun: (caller: HeadlessCaller, request: LaunchRequest) => Effect.Effect<Record<string, unknown>, LaunchError>
+  readonly dryRun: (caller: HeadlessCaller, request: LaunchRequest) => Effect.Effect<HeadlessDryRunView, LaunchError>
   readonly launch: (caller: HeadlessCaller, request: LaunchRequest) => Effect.Effect<LaunchOutcome, LaunchError>
   /** The job record (2.7) of a headless row the caller read (`LaunchJobs.ts`: one ledger read per job read); undefined for another path's row. */
   readonly job: (ref: LaunchRef, row: LaunchRecord) => Effect.Effect<LaunchJobView | undefined, LaunchError>

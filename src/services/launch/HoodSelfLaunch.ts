@@ -36,6 +36,7 @@ import { WalletService, type WalletServiceShape } from "../wallets/WalletService
 import { makeHoodSelfAttempts } from "./hoodSelf/HoodSelfAttempt.js"
 import { makeHoodSelfBuilds } from "./hoodSelf/HoodSelfBuilds.js"
 import { makeHoodSelfChain } from "./hoodSelf/HoodSelfChain.js"
+import type { HoodSelfDryRunView } from "./hoodSelf/HoodSelfRules.js"
 import { makeHoodSelfConfirm } from "./hoodSelf/HoodSelfConfirm.js"
 import type { HoodSelfContext } from "./hoodSelf/HoodSelfContext.js"
 import { makeHoodSelfSpend } from "./hoodSelf/HoodSelfSpend.js"
@@ -94,7 +95,7 @@ export interface HoodSelfConfirmInput {
 }
 
 export interface HoodSelfLaunchShape {
-  readonly dryRun: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<Record<string, unknown>, LaunchError>
+  readonly dryRun: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<HoodSelfDryRunView, LaunchError>
   readonly build: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<HoodSelfBuildOutcome, LaunchError>
   readonly confirm: (caller: SelfCaller, input: HoodSelfConfirmInput) => Effect.Effect<StoredResult, LaunchError>
 }

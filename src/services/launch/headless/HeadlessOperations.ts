@@ -14,7 +14,7 @@ import { type LaunchRequest, needsExclusiveEligibility } from "../request/Launch
 import { LAUNCH_LEASE_KIND, launchLeaseKey, writeAttempt } from "./HeadlessAttemptStore.js"
 import type { Attempt, HeadlessContext, Resolved } from "./HeadlessContext.js"
 import type { HeadlessGates } from "./HeadlessGates.js"
-import { devBuyFields, headlessDryRunView } from "./HeadlessRules.js"
+import { devBuyFields, type HeadlessDryRunView, headlessDryRunView } from "./HeadlessRules.js"
 import type { HeadlessRuns } from "./HeadlessRuns.js"
 import type { HeadlessSpend } from "./HeadlessSpend.js"
 
@@ -72,7 +72,7 @@ export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGate
       return { _tag: "Launched", result, replayed: false } satisfies LaunchOutcome
     })
 
-  const dryRun = (caller: HeadlessCaller, request: LaunchRequest): Effect.Effect<Record<string, unknown>, LaunchError> =>
+  const dryRun = (caller: HeadlessCaller, request: LaunchRequest): Effect.Effect<HeadlessDryRunView, LaunchError> =>
     Effect.gen(function* () {
       const checked = yield* admitted(caller, request)
       yield* spendGate.spendChecked(caller, request, yield* spendGate.devBuySpend(caller, request))

@@ -40,6 +40,8 @@ export const headlessDryRunView = (request: LaunchRequest, launchWallet: string,
     ...curveTermsOf(request)
   })
 
+export type HeadlessDryRunView = ReturnType<typeof headlessDryRunView>
+
 /** 2.7's `devBuy` on a Hood job: outcome, pending signature, fee outcome (of the live report or the stored result). */
 export const devBuyFields = (v: Pick<StoredDevBuy, "outcome" | "pendingSignature" | "feeOutcome">) => ({
   outcome: v.outcome ?? null,

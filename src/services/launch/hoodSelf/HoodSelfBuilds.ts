@@ -6,7 +6,6 @@
  */
 import { Clock, Effect } from "effect"
 import { getAddress } from "viem"
-import { MATRIX_VERSION } from "../../../domain/Economics.js"
 import type { WalletView } from "../../wallets/WalletService.js"
 import type { HoodSelfBuildOutcome } from "../HoodSelfLaunch.js"
 import { idempotencyHash } from "../Idempotency.js"
@@ -21,7 +20,7 @@ import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import { type HoodSelfAttempts, platformFeeOf } from "./HoodSelfAttempt.js"
 import type { HoodSelfContext } from "./HoodSelfContext.js"
 import type { HoodSelfSpend } from "./HoodSelfSpend.js"
-import { buildAgainOf, FACTORY_URI_MAX_BYTES, readBehindHead, TEE_RETRY_AFTER_MS } from "./HoodSelfRules.js"
+import { buildAgainOf, FACTORY_URI_MAX_BYTES, type HoodSelfDryRunView, hoodSelfDryRunView, readBehindHead, TEE_RETRY_AFTER_MS } from "./HoodSelfRules.js"
 
 const storage = launchStorage
 
@@ -123,27 +122,12 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
       return { _tag: "Built", build: built } satisfies HoodSelfBuildOutcome
     })
 
-  const dryRun = (caller: SelfCaller, body: SelfLaunchBody): Effect.Effect<Record<string, unknown>, LaunchError> =>
+  const dryRun = (caller: SelfCaller, body: SelfLaunchBody): Effect.Effect<HoodSelfDryRunView, LaunchError> =>
     Effect.gen(function* () {
       const g = yield* gates(caller, body)
       const request = body.request
       // Endpoint rule 4: the dry run does not check a TEE wallet's USD spend window (the build's hold decides it); the per-asset cap is the payer gate's.
-      return {
-        dryRun: true,
-        launchWallet: getAddress(g.payer.address),
-        launchWalletId: g.payer.id,
-        resolved: {
-          chain: request.chain,
-          quoteAsset: request.quoteAsset,
-          mode: request.mode,
-          stakerAllocationBps: Number(request.stakerAllocationBps),
-          dexVersion: request.dexVersion,
-          visibility: request.visibility,
-          buyAmount: request.buyAmountRaw.toString()
-        },
-        checks: { image: "ok", ...(g.pictures.banner !== null ? { banner: "ok" } : {}), ...(g.exclusive === true ? { exclusiveEligible: true } : {}) },
-        matrixVersion: MATRIX_VERSION
-      }
+      return hoodSelfDryRunView(request, { address: getAddress(g.payer.address), id: g.payer.id }, g.pictures.banner !== null, g.exclusive)
     })
 
   return { build, dryRun }

@@ -7,10 +7,11 @@
 import { type Address, BaseError, getAddress, type Hex } from "viem"
 import { devBuyPlan, quoteTokenOf } from "../../../chain/hood/launch/HeadlessCalls.js"
 import { initialState, tokenReserveRaw } from "../../../domain/CurveMath.js"
-import { findEconomics } from "../../../domain/Economics.js"
+import { findEconomics, MATRIX_VERSION } from "../../../domain/Economics.js"
 import type { SpendError } from "../../spend/SpendError.js"
 import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
+import type { LaunchRequest } from "../request/LaunchRequest.js"
 
 /** The factory's metadata URI bound (bytes). */
 export const FACTORY_URI_MAX_BYTES = 512
@@ -219,3 +220,27 @@ export const unminedRecordOf = (seen: AttemptSnapshot, attemptNonce: number): "n
   if (seen.curveExists || seen.nonce <= attemptNonce) return "not_mined"
   return seen.atHead ? "not_found" : "unread"
 }
+
+/**
+ * The Hood self-signed dry run's body (spec 2.6 with the payer's wallet id): what a build would do,
+ * every check passed, nothing written. The TEE wallet's USD spend window is not checked here
+ * (endpoint rule 4: the build's hold decides it).
+ */
+export const hoodSelfDryRunView = (request: LaunchRequest, payer: { readonly address: Address; readonly id: string }, banner: boolean, exclusive: true | undefined) => ({
+  dryRun: true as const,
+  launchWallet: payer.address,
+  launchWalletId: payer.id,
+  resolved: {
+    chain: request.chain,
+    quoteAsset: request.quoteAsset,
+    mode: request.mode,
+    stakerAllocationBps: Number(request.stakerAllocationBps),
+    dexVersion: request.dexVersion,
+    visibility: request.visibility,
+    buyAmount: request.buyAmountRaw.toString()
+  },
+  checks: { image: "ok" as const, ...(banner ? { banner: "ok" as const } : {}), ...(exclusive === true ? { exclusiveEligible: true as const } : {}) },
+  matrixVersion: MATRIX_VERSION
+})
+
+export type HoodSelfDryRunView = ReturnType<typeof hoodSelfDryRunView>

@@ -33,3 +33,5 @@ export const selfDryRunView = (
     matrixVersion: MATRIX_VERSION,
     size: { txBytes: size.txBytes, limit: size.limit, maxNameBytes: size.maxNameBytes, fits: true }
   })
+
+export type SolanaSelfDryRunView = ReturnType<typeof selfDryRunView>
