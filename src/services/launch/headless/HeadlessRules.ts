@@ -3,7 +3,7 @@
  * `devBuy` (2.7). No I/O.
  */
 import { MATRIX_VERSION } from "../../../domain/Economics.js"
-import { curveTermsOf, type StoredDevBuy } from "../internal/LaunchRecords.js"
+import { curveTermsOf, resolvedOf, type StoredDevBuy } from "../internal/LaunchRecords.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 
 /** The Solana launch transaction's size, as the dry run reports it. */
@@ -17,19 +17,7 @@ export interface DryRunSize {
 export const headlessDryRunView = (request: LaunchRequest, launchWallet: string, banner: boolean, exclusive: true | undefined, size: DryRunSize | undefined) => ({
     dryRun: true,
     launchWallet,
-    resolved: {
-      chain: request.chain,
-      quoteAsset: request.quoteAsset,
-      mode: request.mode,
-      stakerAllocationBps: Number(request.stakerAllocationBps),
-      ...(request.creatorFeeBps !== 0n ? { creatorFeeBps: Number(request.creatorFeeBps) } : {}),
-      dexVersion: request.dexVersion,
-      visibility: request.visibility,
-      buyAmount: request.buyAmountRaw.toString(),
-      ...(request.mode === "exp-custom"
-        ? { curve: { virtualQuoteRaw: request.curve.virtualQuoteRaw.toString(), thresholdRaw: request.curve.thresholdRaw.toString() } }
-        : {})
-    },
+    resolved: resolvedOf(request),
     checks: {
       image: "ok",
       ...(banner ? { banner: "ok" } : {}),

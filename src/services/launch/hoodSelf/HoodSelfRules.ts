@@ -11,6 +11,7 @@ import { findEconomics, MATRIX_VERSION } from "../../../domain/Economics.js"
 import type { SpendError } from "../../spend/SpendError.js"
 import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
+import { resolvedOf } from "../internal/LaunchRecords.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 
 /** The factory's metadata URI bound (bytes). */
@@ -230,15 +231,8 @@ export const hoodSelfDryRunView = (request: LaunchRequest, payer: { readonly add
   dryRun: true as const,
   launchWallet: payer.address,
   launchWalletId: payer.id,
-  resolved: {
-    chain: request.chain,
-    quoteAsset: request.quoteAsset,
-    mode: request.mode,
-    stakerAllocationBps: Number(request.stakerAllocationBps),
-    dexVersion: request.dexVersion,
-    visibility: request.visibility,
-    buyAmount: request.buyAmountRaw.toString()
-  },
+  // Hood has no exp-* modes (the decoder refuses them), so no creator fee or custom curve member.
+  resolved: resolvedOf(request),
   checks: { image: "ok" as const, ...(banner ? { banner: "ok" as const } : {}), ...(exclusive === true ? { exclusiveEligible: true as const } : {}) },
   matrixVersion: MATRIX_VERSION
 })

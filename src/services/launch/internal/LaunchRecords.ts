@@ -30,6 +30,24 @@ export interface ResultLinks {
   readonly solanaExplorerUrl: string
 }
 
+/**
+ * Spec 2.6's `resolved`: the request after its defaults, in the spec's member order; `creatorFeeBps`
+ * when set and `curve` for `exp-custom` (both Solana-only: the exp-* modes are).
+ */
+export const resolvedOf = (request: LaunchRequest) => ({
+  chain: request.chain,
+  quoteAsset: request.quoteAsset,
+  mode: request.mode,
+  stakerAllocationBps: Number(request.stakerAllocationBps),
+  ...(request.creatorFeeBps !== 0n ? { creatorFeeBps: Number(request.creatorFeeBps) } : {}),
+  dexVersion: request.dexVersion,
+  visibility: request.visibility,
+  buyAmount: request.buyAmountRaw.toString(),
+  ...(request.mode === "exp-custom"
+    ? { curve: { virtualQuoteRaw: request.curve.virtualQuoteRaw.toString(), thresholdRaw: request.curve.thresholdRaw.toString() } }
+    : {})
+})
+
 /** 2.9's `curveTerms` for an `exp-*` request; empty otherwise. */
 export const curveTermsOf = (request: LaunchRequest): { readonly curveTerms?: ReturnType<typeof curveTerms> } => {
   if (!isExpMode(request.mode)) return {}

@@ -3,6 +3,7 @@
  * payer wallet). No I/O.
  */
 import { MATRIX_VERSION } from "../../../domain/Economics.js"
+import { resolvedOf } from "../internal/LaunchRecords.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 
 /** Spec 2.6 for a self-signed payer: what a build would do, every check passed, nothing written. */
@@ -16,19 +17,7 @@ export const selfDryRunView = (
     dryRun: true,
     launchWallet: payer.address,
     launchWalletId: payer.id,
-    resolved: {
-      chain: request.chain,
-      quoteAsset: request.quoteAsset,
-      mode: request.mode,
-      stakerAllocationBps: Number(request.stakerAllocationBps),
-      ...(request.creatorFeeBps !== 0n ? { creatorFeeBps: Number(request.creatorFeeBps) } : {}),
-      dexVersion: request.dexVersion,
-      visibility: request.visibility,
-      buyAmount: request.buyAmountRaw.toString(),
-      ...(request.mode === "exp-custom"
-        ? { curve: { virtualQuoteRaw: request.curve.virtualQuoteRaw.toString(), thresholdRaw: request.curve.thresholdRaw.toString() } }
-        : {})
-    },
+    resolved: resolvedOf(request),
     checks: { image: "ok", ...(banner ? { banner: "ok" } : {}), ...(exclusive === true ? { exclusiveEligible: true } : {}) },
     matrixVersion: MATRIX_VERSION,
     size: { txBytes: size.txBytes, limit: size.limit, maxNameBytes: size.maxNameBytes, fits: true }
