@@ -97,6 +97,11 @@ export const ingestionOf = (config: AppConfigShape) =>
   })
 
 /** The main listener over the services in context, serving until the caller's scope closes. */
+/** The launch job read the route serves: the ledger row read once, then the service of the row's path. */
+export const launchJobRead = Effect.map(Effect.all([LaunchLedger, HeadlessLaunch, SelfLaunch, AtomicLaunch]), ([ledger, headless, self, atomic]) =>
+  ledgerLaunchJob(ledger, { headless: headless.job, self: self.job, atomic: atomic.job })
+)
+
 export const serveMainApi = (config: AppConfigShape, options: MainApiOptions = {}) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -118,7 +123,6 @@ export const serveMainApi = (config: AppConfigShape, options: MainApiOptions = {
     const selfLaunches = yield* SelfLaunch
     const atomicLaunches = yield* AtomicLaunch
     const headlessLaunches = yield* HeadlessLaunch
-    const launchLedger = yield* LaunchLedger
     const launchSettings = {
       expCustomCurves: config.launch.expCustomCurves,
       devBuyCeilings: config.devBuyCeilings,
@@ -155,7 +159,7 @@ export const serveMainApi = (config: AppConfigShape, options: MainApiOptions = {
         launches: headlessLaunches,
         images: yield* ImageService,
         settings: launchSettings,
-        job: ledgerLaunchJob(launchLedger, { headless: headlessLaunches.job, self: selfLaunches.job, atomic: atomicLaunches.job })
+        job: yield* launchJobRead
       },
       atomic: { enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: atomicLaunches, settings: launchSettings },
       self: { enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: selfLaunches, settings: launchSettings },

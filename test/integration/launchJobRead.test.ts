@@ -2,8 +2,8 @@
  * The job read (launch spec 2.7, `GET /api/v1/launch/headless/jobs/{clientLaunchId}`) on the real
  * stack: the engine's launch layer (`src/layers/Launch.ts`, built from the configuration as
  * `main.ts` builds it, over the account stack's layer, the fixed price source and configured chain
- * endpoints) on PGlite with every migration, and the job read composed from its services exactly
- * as `src/MainApi.ts` composes it for the route (`LaunchJobs.ledgerLaunchJob`). Pinned: the
+ * endpoints) on PGlite with every migration, and the job read the route serves, composed from its
+ * services by `src/MainApi.ts` (`launchJobRead`, over `LaunchJobs.ledgerLaunchJob`). Pinned: the
  * invariant `LaunchJobs.ts` states, one `launch_ledger` statement per job read whatever the path
  * (issue 34: the route asked the headless, self-signed and atomic services in turn and each read
  * the same row, three statements for an unknown id). The unit test (`LaunchJobs.test.ts`) counts
@@ -41,12 +41,12 @@ import * as AccountsLayer from "../../src/layers/Accounts.js"
 import { ResolvedPlans } from "../../src/layers/Common.js"
 import * as LaunchLayer from "../../src/layers/Launch.js"
 import * as PipelineLayer from "../../src/layers/Pipeline.js"
+import { launchJobRead } from "../../src/MainApi.js"
 import { AtomicLaunch } from "../../src/services/launch/atomic/AtomicLaunch.js"
 import { LAUNCH_LEASE_KIND, launchLeaseKey } from "../../src/services/launch/headless/HeadlessAttemptStore.js"
 import { HeadlessLaunch } from "../../src/services/launch/HeadlessLaunch.js"
 import type { LaunchJobView } from "../../src/services/launch/internal/LaunchRecords.js"
 import type { LaunchError } from "../../src/services/launch/LaunchError.js"
-import { ledgerLaunchJob } from "../../src/services/launch/LaunchJobs.js"
 import { type AttemptRef, LaunchLedger, type LaunchRef } from "../../src/services/launch/LaunchLedger.js"
 import type { LaunchPath } from "../../src/services/launch/LaunchLedgerMachine.js"
 import { SelfLaunch } from "../../src/services/launch/SelfLaunch.js"
@@ -166,9 +166,8 @@ beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), "curvestream-jobread-"))
   scope = await Effect.runPromise(Scope.make())
   ctx = await Effect.runPromise(Layer.buildWithScope(launchStack(engineEnv(dataDir)), scope))
-  // `src/MainApi.ts`'s job read for the route, over the same services.
-  const [ledger, headless, self, atomic] = await run(Effect.all([LaunchLedger, HeadlessLaunch, SelfLaunch, AtomicLaunch]))
-  jobRead = ledgerLaunchJob(ledger, { headless: headless.job, self: self.job, atomic: atomic.job })
+  // The job read the route serves (`src/MainApi.ts`), over the same services.
+  jobRead = await run(launchJobRead)
 }, 120_000)
 
 afterAll(async () => {
