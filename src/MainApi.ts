@@ -96,12 +96,12 @@ export const ingestionOf = (config: AppConfigShape) =>
     })
   })
 
-/** The main listener over the services in context, serving until the caller's scope closes. */
 /** The launch job read the route serves: the ledger row read once, then the service of the row's path. */
 export const launchJobRead = Effect.map(Effect.all([LaunchLedger, HeadlessLaunch, SelfLaunch, AtomicLaunch]), ([ledger, headless, self, atomic]) =>
   ledgerLaunchJob(ledger, { headless: headless.job, self: self.job, atomic: atomic.job })
 )
 
+/** The main listener over the services in context, serving until the caller's scope closes. */
 export const serveMainApi = (config: AppConfigShape, options: MainApiOptions = {}) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient

@@ -209,9 +209,9 @@ describe.skipIf(skipKafka())(`limit-order books held by partition: KafkaBus on l
           const verdict = yield* Effect.scoped(heldTrial(`held${trial}`))
           if (verdict.still) return
           voided.push(`trial ${trial}: ${verdict.moved}`)
-          yield* Effect.logWarning(`orders.partitions.kafka: the group moved again during trial ${trial} (${verdict.moved}); its exactly-once checks held, the split is not judged on it`)
+          yield* Effect.logWarning(`orders.partitions.kafka: the join was not one move, or the group moved again, during trial ${trial} (${verdict.moved}); its exactly-once checks held, the split is not judged on it`)
         }
-        expect.fail(`no trial of ${HELD_TRIALS} kept its group still after the join: ${voided.join("; ")}`)
+        expect.fail(`no trial of ${HELD_TRIALS} had a join that was one move and a group still after it: ${voided.join("; ")}`)
       }),
     420_000
   )
@@ -259,7 +259,7 @@ const heldTrial = (tag: string) =>
     const b = yield* openActors(world, "b", (at) => (at === "taken" ? Deferred.await(releaseB) : Effect.void))
     yield* eventuallyEffect(
       Effect.suspend(() =>
-        b.actors.stats().reloads >= PARTITIONS / 2 && a.actors.stats().revocations >= PARTITIONS / 2 ? Effect.succeed(true) : Effect.as(nudge(), false)
+        b.actors.stats().reloads >= PARTITIONS / 2 && a.actors.stats().revocations >= aBefore.revocations + PARTITIONS / 2 ? Effect.succeed(true) : Effect.as(nudge(), false)
       ),
       { what: "B to be given half the partitions and A told", deadlineMs: 90_000, intervalMs: 500 }
     )

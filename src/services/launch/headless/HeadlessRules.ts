@@ -3,8 +3,8 @@
  * `devBuy` (2.7). No I/O.
  */
 import { MATRIX_VERSION } from "../../../domain/Economics.js"
-import { curveTermsOf, resolvedOf, type StoredDevBuy } from "../internal/LaunchRecords.js"
-import type { LaunchRequest } from "../request/LaunchRequest.js"
+import { curveTermsOf, type StoredDevBuy } from "../internal/LaunchRecords.js"
+import { type LaunchRequest, resolvedOf } from "../request/LaunchRequest.js"
 
 /** The Solana launch transaction's size, as the dry run reports it. */
 export interface DryRunSize {

@@ -193,6 +193,7 @@ describe("the Hood self-signed dry run's body", () => {
     const r = bodyOf({ buyAmount: "1000" }).request
     const view = hoodSelfDryRunView(r, { address: payer, id: "w-1" }, false, undefined)
     expect(Object.keys(view)).toEqual(["dryRun", "launchWallet", "launchWalletId", "resolved", "checks", "matrixVersion"])
+    expect(Object.keys(view.resolved)).toEqual(["chain", "quoteAsset", "mode", "stakerAllocationBps", "dexVersion", "visibility", "buyAmount"])
     expect(view).toEqual({
       dryRun: true,
       launchWallet: payer,

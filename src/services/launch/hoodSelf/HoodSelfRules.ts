@@ -11,8 +11,7 @@ import { findEconomics, MATRIX_VERSION } from "../../../domain/Economics.js"
 import type { SpendError } from "../../spend/SpendError.js"
 import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
-import { resolvedOf } from "../internal/LaunchRecords.js"
-import type { LaunchRequest } from "../request/LaunchRequest.js"
+import { type LaunchRequest, resolvedOf } from "../request/LaunchRequest.js"
 
 /** The factory's metadata URI bound (bytes). */
 export const FACTORY_URI_MAX_BYTES = 512
@@ -228,12 +227,12 @@ export const unminedRecordOf = (seen: AttemptSnapshot, attemptNonce: number): "n
  * (endpoint rule 4: the build's hold decides it).
  */
 export const hoodSelfDryRunView = (request: LaunchRequest, payer: { readonly address: Address; readonly id: string }, banner: boolean, exclusive: true | undefined) => ({
-  dryRun: true as const,
+  dryRun: true,
   launchWallet: payer.address,
   launchWalletId: payer.id,
   // Hood has no exp-* modes (the decoder refuses them), so no creator fee or custom curve member.
   resolved: resolvedOf(request),
-  checks: { image: "ok" as const, ...(banner ? { banner: "ok" as const } : {}), ...(exclusive === true ? { exclusiveEligible: true as const } : {}) },
+  checks: { image: "ok", ...(banner ? { banner: "ok" } : {}), ...(exclusive === true ? { exclusiveEligible: true } : {}) },
   matrixVersion: MATRIX_VERSION
 })
 

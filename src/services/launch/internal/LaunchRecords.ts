@@ -30,24 +30,6 @@ export interface ResultLinks {
   readonly solanaExplorerUrl: string
 }
 
-/**
- * Spec 2.6's `resolved`: the request after its defaults, in the spec's member order; `creatorFeeBps`
- * when set and `curve` for `exp-custom` (both Solana-only: the exp-* modes are).
- */
-export const resolvedOf = (request: LaunchRequest) => ({
-  chain: request.chain,
-  quoteAsset: request.quoteAsset,
-  mode: request.mode,
-  stakerAllocationBps: Number(request.stakerAllocationBps),
-  ...(request.creatorFeeBps !== 0n ? { creatorFeeBps: Number(request.creatorFeeBps) } : {}),
-  dexVersion: request.dexVersion,
-  visibility: request.visibility,
-  buyAmount: request.buyAmountRaw.toString(),
-  ...(request.mode === "exp-custom"
-    ? { curve: { virtualQuoteRaw: request.curve.virtualQuoteRaw.toString(), thresholdRaw: request.curve.thresholdRaw.toString() } }
-    : {})
-})
-
 /** 2.9's `curveTerms` for an `exp-*` request; empty otherwise. */
 export const curveTermsOf = (request: LaunchRequest): { readonly curveTerms?: ReturnType<typeof curveTerms> } => {
   if (!isExpMode(request.mode)) return {}
@@ -172,7 +154,7 @@ export const attribute =
       announceAttribution(a, registry)
     })
 
-/** The token row of an attribution (a statement alone, or a CTE of an admitting statement: `AtomicAdmission`); `announceAttribution` after it, in the same transaction. */
+/** The token row of an attribution (a statement alone, or a CTE of an admitting statement: `AtomicAdmission`); `announceAttribution` after it, before the commit (an in-memory add a rollback does not undo, as `attribute`'s). */
 export const attributionStatement = (sql: SqlClient.SqlClient, a: Attribution, clientLaunchId: string, nowMs: number): Statement.Statement<Record<string, unknown>> => sql`
         INSERT INTO launched_tokens (chain, mint, account_id, key_id, client_launch_id, path, visibility, attributed_at)
         VALUES (${a.chain}, ${normalizeAddress(a.chain, a.mint)}, ${a.accountId}, ${a.keyId}, ${clientLaunchId}, ${a.path}, ${a.visibility}, ${new Date(nowMs)})

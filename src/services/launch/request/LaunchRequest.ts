@@ -78,6 +78,25 @@ export interface LaunchRequest {
 }
 
 /** The server settings the request rules depend on (read from the environment by the caller). */
+/**
+ * Spec 2.6's `resolved`: the request after its defaults, in the spec's member order; `creatorFeeBps`
+ * when set (non-zero) and `curve` for `exp-custom`: both only with the exp-* modes, which the decoder
+ * admits on Solana only.
+ */
+export const resolvedOf = (request: LaunchRequest) => ({
+  chain: request.chain,
+  quoteAsset: request.quoteAsset,
+  mode: request.mode,
+  stakerAllocationBps: Number(request.stakerAllocationBps),
+  ...(request.creatorFeeBps !== 0n ? { creatorFeeBps: Number(request.creatorFeeBps) } : {}),
+  dexVersion: request.dexVersion,
+  visibility: request.visibility,
+  buyAmount: request.buyAmountRaw.toString(),
+  ...(request.mode === "exp-custom"
+    ? { curve: { virtualQuoteRaw: request.curve.virtualQuoteRaw.toString(), thresholdRaw: request.curve.thresholdRaw.toString() } }
+    : {})
+})
+
 export interface LaunchRequestSettings {
   /** `EXP_CUSTOM_CURVES`: while off, `exp-custom` is refused as an unknown mode. */
   readonly expCustomCurves: boolean

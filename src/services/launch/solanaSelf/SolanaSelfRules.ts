@@ -3,8 +3,7 @@
  * payer wallet). No I/O.
  */
 import { MATRIX_VERSION } from "../../../domain/Economics.js"
-import { resolvedOf } from "../internal/LaunchRecords.js"
-import type { LaunchRequest } from "../request/LaunchRequest.js"
+import { type LaunchRequest, resolvedOf } from "../request/LaunchRequest.js"
 
 /** Spec 2.6 for a self-signed payer: what a build would do, every check passed, nothing written. */
 export const selfDryRunView = (
