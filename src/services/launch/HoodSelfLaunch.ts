@@ -36,7 +36,7 @@ import { WalletService, type WalletServiceShape } from "../wallets/WalletService
 import { makeHoodSelfAttempts } from "./hoodSelf/HoodSelfAttempt.js"
 import { makeHoodSelfBuilds } from "./hoodSelf/HoodSelfBuilds.js"
 import { makeHoodSelfChain } from "./hoodSelf/HoodSelfChain.js"
-import type { HoodSelfDryRunView } from "./hoodSelf/HoodSelfRules.js"
+import type { SelfDryRunView } from "./internal/SelfDryRunView.js"
 import { makeHoodSelfConfirm } from "./hoodSelf/HoodSelfConfirm.js"
 import type { HoodSelfContext } from "./hoodSelf/HoodSelfContext.js"
 import { makeHoodSelfSpend } from "./hoodSelf/HoodSelfSpend.js"
@@ -95,7 +95,7 @@ export interface HoodSelfConfirmInput {
 }
 
 export interface HoodSelfLaunchShape {
-  readonly dryRun: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<HoodSelfDryRunView, LaunchError>
+  readonly dryRun: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<SelfDryRunView, LaunchError>
   readonly build: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<HoodSelfBuildOutcome, LaunchError>
   readonly confirm: (caller: SelfCaller, input: HoodSelfConfirmInput) => Effect.Effect<StoredResult, LaunchError>
 }

@@ -18,8 +18,7 @@ import { type LaunchError, launchFailure } from "./LaunchError.js"
 import type { SelfLaunchBody } from "./request/DecodeLaunchRequest.js"
 import { type SelfBuild, type SelfCaller, SolanaSelfLaunch, type SolanaSelfLaunchShape } from "./SolanaSelfLaunch.js"
 import * as Database from "../../db/Database.js"
-import type { HoodSelfDryRunView } from "./hoodSelf/HoodSelfRules.js"
-import type { SolanaSelfDryRunView } from "./solanaSelf/SolanaSelfRules.js"
+import type { SelfDryRunView } from "./internal/SelfDryRunView.js"
 
 export interface SelfConfirmBody {
   readonly clientLaunchId: string
@@ -37,7 +36,7 @@ export type SelfBuildAnswer =
   | { readonly _tag: "Replay"; readonly result: StoredResult }
 
 export interface SelfLaunchShape {
-  readonly dryRun: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<SolanaSelfDryRunView | HoodSelfDryRunView, LaunchError>
+  readonly dryRun: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<SelfDryRunView, LaunchError>
   readonly build: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<SelfBuildAnswer, LaunchError>
   /** 200 confirmed result, or a Hood TEE operation's next state. */
   readonly confirm: (caller: SelfCaller, body: SelfConfirmBody) => Effect.Effect<StoredResult, LaunchError>

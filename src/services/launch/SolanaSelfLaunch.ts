@@ -44,7 +44,7 @@ import { makeSolanaSelfAttempts } from "./solanaSelf/SolanaSelfAttempt.js"
 import { makeSolanaSelfBuilds } from "./solanaSelf/SolanaSelfBuilds.js"
 import { makeSolanaSelfConfirm } from "./solanaSelf/SolanaSelfConfirm.js"
 import type { SolanaSelfContext } from "./solanaSelf/SolanaSelfContext.js"
-import type { SolanaSelfDryRunView } from "./solanaSelf/SolanaSelfRules.js"
+import type { SelfDryRunView } from "./internal/SelfDryRunView.js"
 import { makeSolanaSelfGates } from "./solanaSelf/SolanaSelfGates.js"
 import * as Database from "../../db/Database.js"
 
@@ -88,7 +88,7 @@ export type SelfBuildOutcome =
 
 export interface SolanaSelfLaunchShape {
   /** Build's checks with the same refusals; nothing built, reserved, recorded or uploaded (endpoint rule 4). */
-  readonly dryRun: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<SolanaSelfDryRunView, LaunchError>
+  readonly dryRun: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<SelfDryRunView, LaunchError>
   readonly build: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<SelfBuildOutcome, LaunchError>
   /** Verifies the broadcast signature on chain and records the launch (3.1, 3.2). */
   readonly confirm: (caller: SelfCaller, input: SelfConfirmInput) => Effect.Effect<StoredResult, LaunchError>
@@ -122,7 +122,7 @@ export interface SolanaSelfLaunchDeps {
 /**
  * The service is a table of methods over parts in `solanaSelf/`: `SolanaSelfGates`,
  * `SolanaSelfAttempt` (an attempt built, claimed and stored), `SolanaSelfBuilds` (build with the
- * repeat table, dry run) and `SolanaSelfConfirm`, with the dry run's view in `SolanaSelfRules`.
+ * repeat table, dry run) and `SolanaSelfConfirm`, with the dry run's view in `internal/SelfDryRunView`.
  */
 export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps) =>
   Effect.gen(function* () {

@@ -20,7 +20,8 @@ import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import { type HoodSelfAttempts, platformFeeOf } from "./HoodSelfAttempt.js"
 import type { HoodSelfContext } from "./HoodSelfContext.js"
 import type { HoodSelfSpend } from "./HoodSelfSpend.js"
-import { buildAgainOf, FACTORY_URI_MAX_BYTES, type HoodSelfDryRunView, hoodSelfDryRunView, readBehindHead, TEE_RETRY_AFTER_MS } from "./HoodSelfRules.js"
+import { buildAgainOf, FACTORY_URI_MAX_BYTES, readBehindHead, TEE_RETRY_AFTER_MS } from "./HoodSelfRules.js"
+import { type SelfDryRunView, selfDryRunView } from "../internal/SelfDryRunView.js"
 
 const storage = launchStorage
 
@@ -122,12 +123,13 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
       return { _tag: "Built", build: built } satisfies HoodSelfBuildOutcome
     })
 
-  const dryRun = (caller: SelfCaller, body: SelfLaunchBody): Effect.Effect<HoodSelfDryRunView, LaunchError> =>
+  const dryRun = (caller: SelfCaller, body: SelfLaunchBody): Effect.Effect<SelfDryRunView, LaunchError> =>
     Effect.gen(function* () {
       const g = yield* gates(caller, body)
       const request = body.request
       // Endpoint rule 4: the dry run does not check a TEE wallet's USD spend window (the build's hold decides it); the per-asset cap is the payer gate's.
-      return hoodSelfDryRunView(request, { address: getAddress(g.payer.address), id: g.payer.id }, g.pictures.banner !== null, g.exclusive)
+      // No size on Hood (a contract call, no transaction-size limit to report).
+      return selfDryRunView(request, { address: getAddress(g.payer.address), id: g.payer.id }, g.pictures.banner !== null, g.exclusive, undefined)
     })
 
   return { build, dryRun }

@@ -1,7 +1,7 @@
 import { Either } from "effect"
 import { type Address, getAddress, type Hex, InvalidInputRpcError, RpcRequestError, zeroAddress } from "viem"
 import { describe, expect, it } from "vitest"
-import { DefaultDevBuyCeilings, MATRIX_VERSION } from "../../../domain/Economics.js"
+import { DefaultDevBuyCeilings } from "../../../domain/Economics.js"
 import { spendError } from "../../spend/SpendError.js"
 import { decodeSelfLaunchRequest } from "../request/DecodeLaunchRequest.js"
 import {
@@ -15,7 +15,6 @@ import {
   devBuyOutcome,
   feeLegVerifies,
   holdAgainRefused,
-  hoodSelfDryRunView,
   legOnChainOf,
   NEVER_LANDS_DEPTH_BLOCKS,
   nonceBlockOf,
@@ -185,23 +184,5 @@ describe("what one snapshot of an earlier attempt concludes (buildAgainOf, unmin
       expect([e.reason, e.retryable, e.details, e.field]).toEqual(["launch_failed", true, { reason: "chain_read_failed" }, undefined])
       expect(e.message).toMatch(new RegExp(`^the createCurve was read one block behind the head, .*; ${again} again$`))
     }
-  })
-})
-
-describe("the Hood self-signed dry run's body", () => {
-  it("names the payer wallet and its id, the resolved request and the checks that ran, in the spec's member order", () => {
-    const r = bodyOf({ buyAmount: "1000" }).request
-    const view = hoodSelfDryRunView(r, { address: payer, id: "w-1" }, false, undefined)
-    expect(Object.keys(view)).toEqual(["dryRun", "launchWallet", "launchWalletId", "resolved", "checks", "matrixVersion"])
-    expect(Object.keys(view.resolved)).toEqual(["chain", "quoteAsset", "mode", "stakerAllocationBps", "dexVersion", "visibility", "buyAmount"])
-    expect(view).toEqual({
-      dryRun: true,
-      launchWallet: payer,
-      launchWalletId: "w-1",
-      resolved: { chain: "hood", quoteAsset: r.quoteAsset, mode: r.mode, stakerAllocationBps: Number(r.stakerAllocationBps), dexVersion: "v4", visibility: r.visibility, buyAmount: r.buyAmountRaw.toString() },
-      checks: { image: "ok" },
-      matrixVersion: MATRIX_VERSION
-    })
-    expect(hoodSelfDryRunView(bodyOf({}).request, { address: payer, id: "w-1" }, true, true).checks).toEqual({ image: "ok", banner: "ok", exclusiveEligible: true })
   })
 })

@@ -7,11 +7,10 @@
 import { type Address, BaseError, getAddress, type Hex } from "viem"
 import { devBuyPlan, quoteTokenOf } from "../../../chain/hood/launch/HeadlessCalls.js"
 import { initialState, tokenReserveRaw } from "../../../domain/CurveMath.js"
-import { findEconomics, MATRIX_VERSION } from "../../../domain/Economics.js"
+import { findEconomics } from "../../../domain/Economics.js"
 import type { SpendError } from "../../spend/SpendError.js"
 import { type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
-import { type LaunchRequest, resolvedOf } from "../request/LaunchRequest.js"
 
 /** The factory's metadata URI bound (bytes). */
 export const FACTORY_URI_MAX_BYTES = 512
@@ -221,19 +220,3 @@ export const unminedRecordOf = (seen: AttemptSnapshot, attemptNonce: number): "n
   return seen.atHead ? "not_found" : "unread"
 }
 
-/**
- * The Hood self-signed dry run's body (spec 2.6 with the payer's wallet id): what a build would do,
- * every check passed, nothing written. The TEE wallet's USD spend window is not checked here
- * (endpoint rule 4: the build's hold decides it).
- */
-export const hoodSelfDryRunView = (request: LaunchRequest, payer: { readonly address: Address; readonly id: string }, banner: boolean, exclusive: true | undefined) => ({
-  dryRun: true,
-  launchWallet: payer.address,
-  launchWalletId: payer.id,
-  // Hood has no exp-* modes (the decoder refuses them), so no creator fee or custom curve member.
-  resolved: resolvedOf(request),
-  checks: { image: "ok", ...(banner ? { banner: "ok" } : {}), ...(exclusive === true ? { exclusiveEligible: true } : {}) },
-  matrixVersion: MATRIX_VERSION
-})
-
-export type HoodSelfDryRunView = ReturnType<typeof hoodSelfDryRunView>

@@ -18,7 +18,7 @@ import type { SelfBuildOutcome, SelfCaller } from "../SolanaSelfLaunch.js"
 import type { SolanaSelfAttempts } from "./SolanaSelfAttempt.js"
 import type { SolanaSelfContext } from "./SolanaSelfContext.js"
 import type { SolanaSelfGates } from "./SolanaSelfGates.js"
-import { type SolanaSelfDryRunView, selfDryRunView } from "./SolanaSelfRules.js"
+import { type SelfDryRunView, selfDryRunView } from "../internal/SelfDryRunView.js"
 
 const storage = launchStorage
 
@@ -119,7 +119,7 @@ export const makeSolanaSelfBuilds = (ctx: SolanaSelfContext, gates: SolanaSelfGa
       return { _tag: "Built", build: built } satisfies SelfBuildOutcome
     })
 
-  const dryRun = (caller: SelfCaller, body: SelfLaunchBody): Effect.Effect<SolanaSelfDryRunView, LaunchError> =>
+  const dryRun = (caller: SelfCaller, body: SelfLaunchBody): Effect.Effect<SelfDryRunView, LaunchError> =>
     Effect.gen(function* () {
       yield* solanaOnly(body.request)
       yield* tier(caller)

@@ -1,6 +1,6 @@
 /**
- * The pure answers of a Solana self-signed launch: the dry run's body (launch spec 2.6 with the
- * payer wallet). No I/O.
+ * The self-signed dry run's body on both chains (launch spec 2.6 with the payer wallet and its id;
+ * Solana's with the transaction's size). No I/O.
  */
 import { MATRIX_VERSION } from "../../../domain/Economics.js"
 import { type LaunchRequest, resolvedOf } from "../request/LaunchRequest.js"
@@ -11,7 +11,7 @@ export const selfDryRunView = (
   payer: { readonly address: string; readonly id: string },
   banner: boolean,
   exclusive: true | undefined,
-  size: { readonly txBytes: number; readonly limit: number; readonly maxNameBytes: number }
+  size: { readonly txBytes: number; readonly limit: number; readonly maxNameBytes: number } | undefined
 ) => ({
     dryRun: true,
     launchWallet: payer.address,
@@ -19,7 +19,7 @@ export const selfDryRunView = (
     resolved: resolvedOf(request),
     checks: { image: "ok", ...(banner ? { banner: "ok" } : {}), ...(exclusive === true ? { exclusiveEligible: true } : {}) },
     matrixVersion: MATRIX_VERSION,
-    size: { txBytes: size.txBytes, limit: size.limit, maxNameBytes: size.maxNameBytes, fits: true }
+    ...(size !== undefined ? { size: { txBytes: size.txBytes, limit: size.limit, maxNameBytes: size.maxNameBytes, fits: true } } : {})
   })
 
-export type SolanaSelfDryRunView = ReturnType<typeof selfDryRunView>
+export type SelfDryRunView = ReturnType<typeof selfDryRunView>

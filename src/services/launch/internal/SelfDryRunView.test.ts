@@ -1,8 +1,9 @@
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { DefaultDevBuyCeilings, MATRIX_VERSION } from "../../../domain/Economics.js"
-import { decodeLaunchRequest } from "../request/DecodeLaunchRequest.js"
-import { selfDryRunView } from "./SolanaSelfRules.js"
+import { getAddress } from "viem"
+import { decodeLaunchRequest, decodeSelfLaunchRequest } from "../request/DecodeLaunchRequest.js"
+import { selfDryRunView } from "./SelfDryRunView.js"
 
 const settings = { expCustomCurves: true, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: "http://127.0.0.1:8080/api/v1/uploads/images/" }
 const requestOf = (over: Record<string, unknown>) => {
@@ -12,7 +13,7 @@ const requestOf = (over: Record<string, unknown>) => {
 }
 const size = { txBytes: 900, limit: 1232, maxNameBytes: 32 }
 
-describe("SolanaSelfRules", () => {
+describe("SelfDryRunView", () => {
   it("the self-signed dry run names the payer wallet and its id, the checks that ran, and the size, in the spec's member order", () => {
     const view = selfDryRunView(requestOf({}), { address: "P", id: "w_1" }, false, undefined, size)
     expect(Object.keys(view)).toEqual(["dryRun", "launchWallet", "launchWalletId", "resolved", "checks", "matrixVersion", "size"])
@@ -25,5 +26,34 @@ describe("SolanaSelfRules", () => {
       curve: { virtualQuoteRaw: "4000000000", thresholdRaw: "5000000000" }
     })
     expect("curve" in selfDryRunView(requestOf({}), { address: "P", id: "w" }, false, undefined, size).resolved).toBe(false)
+  })
+})
+
+const payer = getAddress("0x1111111111111111111111111111111111111111")
+const hoodRequestOf = (over: Record<string, unknown>) => {
+  const decoded = decodeSelfLaunchRequest(
+    { clientLaunchId: "l-1", name: "Curve Cat", symbol: "CCAT", imageUrl: "https://images.example.com/cat.png", chain: "hood", dexVersion: "v4", linkedWalletId: "w-1", ...over },
+    { keyEnvironment: "production" },
+    settings
+  )
+  if (Either.isLeft(decoded)) throw new Error(`refused: ${decoded.left.message}`)
+  return decoded.right.request
+}
+
+describe("the Hood self-signed dry run's body", () => {
+  it("names the payer wallet and its id, the resolved request and the checks that ran, in the spec's member order", () => {
+    const r = hoodRequestOf({ buyAmount: "1000" })
+    const view = selfDryRunView(r, { address: payer, id: "w-1" }, false, undefined, undefined)
+    expect(Object.keys(view)).toEqual(["dryRun", "launchWallet", "launchWalletId", "resolved", "checks", "matrixVersion"])
+    expect(Object.keys(view.resolved)).toEqual(["chain", "quoteAsset", "mode", "stakerAllocationBps", "dexVersion", "visibility", "buyAmount"])
+    expect(view).toEqual({
+      dryRun: true,
+      launchWallet: payer,
+      launchWalletId: "w-1",
+      resolved: { chain: "hood", quoteAsset: r.quoteAsset, mode: r.mode, stakerAllocationBps: Number(r.stakerAllocationBps), dexVersion: "v4", visibility: r.visibility, buyAmount: r.buyAmountRaw.toString() },
+      checks: { image: "ok" },
+      matrixVersion: MATRIX_VERSION
+    })
+    expect(selfDryRunView(hoodRequestOf({}), { address: payer, id: "w-1" }, true, true, undefined).checks).toEqual({ image: "ok", banner: "ok", exclusiveEligible: true })
   })
 })
