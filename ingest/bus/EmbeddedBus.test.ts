@@ -1,3 +1,4 @@
+import { constants } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -372,6 +373,40 @@ describe("EmbeddedBus (files)", () => {
         })
       )
     })
+  )
+
+  /** The octal `flags` of every descriptor this process holds on `file` (Linux's `/proc/self/fdinfo`). */
+  const openFlagsOf = (file: string) =>
+    Effect.promise(async () => {
+      const out: Array<number> = []
+      for (const fd of await fs.readdir("/proc/self/fd")) {
+        const target = await fs.readlink(`/proc/self/fd/${fd}`).catch(() => "")
+        if (target !== file) continue
+        const info = await fs.readFile(`/proc/self/fdinfo/${fd}`, "utf8").catch(() => "")
+        const flags = /^flags:\s+([0-7]+)$/m.exec(info)?.[1]
+        if (flags !== undefined) out.push(parseInt(flags, 8))
+      }
+      return out
+    })
+
+  it.scopedLive.skipIf(process.platform !== "linux")(
+    "with fsync a segment is written O_DSYNC (durable when the write returns, no fdatasync after it); without fsync, not",
+    () =>
+      Effect.gen(function* () {
+        for (const fsync of [true, false]) {
+          const dir = yield* tempDir
+          yield* withBus({ dir, partitions: 1, fsync }, (bus) =>
+            Effect.gen(function* () {
+              yield* bus.publish("t", [{ key: "k", value: bytes("v") }])
+              const [segment] = yield* segmentFiles(dir, "t", 0)
+              const flags = yield* openFlagsOf(yield* Effect.promise(() => fs.realpath(path.join(dir, "t", "0", segment!))))
+              expect(flags.length).toBeGreaterThan(0)
+              for (const f of flags) expect((f & constants.O_DSYNC) !== 0, `fsync ${fsync}: flags ${f.toString(8)}`).toBe(fsync)
+              expect((yield* bus.read("t", 0, 0, 10)).map(text)).toEqual(["v"])
+            })
+          )
+        }
+      })
   )
 
   const tornTailCase = (name: string, damage: (file: string, size: number) => Promise<void>) =>
