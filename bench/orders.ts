@@ -215,6 +215,13 @@ const latencyPhase = async () => {
     // When the drain decided the trigger (the books' hook answered with a trigger waiting): splits a sample in two.
     let decidedAt = 0
     let hooks: OrderHooks | undefined
+    /** The pending `waitFor`'s wake-up, called by the hooks. */
+    let wake: (() => void) | undefined
+    const signal = () => {
+      const w = wake
+      wake = undefined
+      w?.()
+    }
     // `--gc`: the main thread's collections (`perf_hooks` gc entries, on `performance.now()`'s
     // timeline; PGlite's worker thread collects on its own and is not seen) and the trigger writer's
     // waits for the crossing trade's bus fsync (`routedDurable`), each `[start, end]` in ms.
@@ -235,7 +242,16 @@ const latencyPhase = async () => {
         : durable()
     const orders = (s: SqlClient.SqlClient, state: (key: string) => MarketState | undefined, hurry: () => void, durable: () => Effect.Effect<void, BusError>) =>
       Effect.map(
-        orderTriggerHooks({ syncIntervalMs: 10, execution: { execute: (row) => Effect.sync(() => void handedAt.set(row.id, performance.now())) } })(s, state, hurry, timedDurable(durable)),
+        orderTriggerHooks({
+          syncIntervalMs: 10,
+          execution: {
+            execute: (row) =>
+              Effect.sync(() => {
+                handedAt.set(row.id, performance.now())
+                signal()
+              })
+          }
+        })(s, state, hurry, timedDurable(durable)),
         (h): OrderHooks => {
           hooks = h
           return {
@@ -243,6 +259,7 @@ const latencyPhase = async () => {
             applied: (key, event, next) => {
               const answer = h.applied!(key, event, next)
               if (h.books.oldestPendingTrigger() !== Number.POSITIVE_INFINITY) decidedAt = performance.now()
+              signal() // the runtime set the state before calling the hook: `actors.state` shows it
               return answer
             }
           }
@@ -257,8 +274,18 @@ const latencyPhase = async () => {
     const waitFor = async (what: string, ok: () => boolean) => {
       const deadline = performance.now() + 10_000
       while (!ok()) {
-        if (performance.now() > deadline) throw new Error(`bench:orders: timed out waiting for ${what}`)
-        await new Promise((r) => setImmediate(r))
+        const remaining = deadline - performance.now()
+        if (remaining <= 0) throw new Error(`bench:orders: timed out waiting for ${what}`)
+        // Woken by the hooks (a trade applied, an execution handed off), not by spinning the event
+        // loop: a spin here burned a core beside PGlite's thread and the fsync's threadpool, and
+        // its promises were most of this process's garbage, on the path being measured.
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(remaining, 50))
+          wake = () => {
+            clearTimeout(timer)
+            resolve()
+          }
+        })
       }
     }
     const lastPosition = () => actors.state("solana", m.mint)?.core?.lastPosition
