@@ -29,6 +29,7 @@ import { Context, Effect, Layer, type Scope } from "effect"
 import { Client, Pool, type PoolConfig } from "pg"
 import { foreignMigration } from "../platform/MigrationRecord.js"
 import { startEmbeddedPostgres } from "./internal/embeddedPostgres.js"
+import { StatementNames } from "./internal/StatementNames.js"
 import { migrations } from "./migrations/index.js"
 
 export interface DatabaseOptions {
@@ -156,7 +157,7 @@ const connectionStatementName = (connection: object, name: string): string => {
  */
 const acquirePool = (config: PoolConfig, connectTimeoutMs: number): Effect.Effect<Pool, SqlError, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.sync(() => new Pool({ ...config, Client: dialBounded(connectTimeoutMs) }).on("error", () => {})),
+    Effect.sync(() => new Pool({ ...config, Client: dialBounded(connectTimeoutMs, new StatementNames()) }).on("error", () => {})),
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
   ).pipe(
     Effect.tap((pool) =>
@@ -167,11 +168,33 @@ const acquirePool = (config: PoolConfig, connectTimeoutMs: number): Effect.Effec
     )
   )
 
-/** The driver's connection with its dial bounded (`connectionTimeoutMillis` on the connection only). */
-const dialBounded = (connectTimeoutMs: number): typeof Client =>
+/**
+ * The driver's connection with its dial bounded (`connectionTimeoutMillis` on the connection
+ * only), and every repeated statement with parameters run as a named statement (`names`, one per
+ * pool: `internal/StatementNames.ts`) under this connection's own suffix
+ * (`connectionStatementName`). `@effect/sql-pg` sends each statement as `query(text, values,
+ * callback)`; that call becomes `query({ name, text, values }, callback)`, which the driver
+ * parses once per connection. Every other form (a config object, a cursor, no values) is passed
+ * on as it came.
+ */
+const dialBounded = (connectTimeoutMs: number, names: StatementNames): typeof Client =>
   class extends Client {
     constructor(config: PoolConfig) {
       super({ ...config, connectionTimeoutMillis: connectTimeoutMs })
+      type Query = (...args: Array<unknown>) => unknown
+      const self = this as unknown as { query: Query }
+      const query = self.query.bind(this)
+      self.query = (...args) => {
+        const [text, values, callback] = args
+        if (typeof text === "string" && Array.isArray(values)) {
+          const name = names.nameOf(text, values.length)
+          if (name !== undefined) {
+            const named = { name: connectionStatementName(this, name), text, values }
+            return callback === undefined ? query(named) : query(named, callback)
+          }
+        }
+        return query(...args)
+      }
     }
   }
 

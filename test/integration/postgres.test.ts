@@ -179,6 +179,31 @@ const databaseSuite = (options: () => Database.DatabaseOptions) => {
     )
   )
 
+  it.live("a statement with parameters runs prepared from its second run (one plan per connection), with the same answers; a failing one fails as before", () =>
+    withDatabase(
+      Effect.gen(function* () {
+        const sql = yield* PgClient.PgClient
+        // One connection for the whole check (a transaction holds one): prepared statements are per session.
+        yield* sql.withTransaction(
+          Effect.gen(function* () {
+            const text = "SELECT $1::int + 1 AS next, 'prepared-probe' AS probe"
+            const prepared = sql<{ n: string }>`SELECT count(*)::text AS n FROM pg_prepared_statements WHERE statement LIKE '%prepared-probe%'`
+            const before = Number((yield* prepared)[0]!.n)
+            expect(yield* sql.unsafe<{ next: number }>(text, [1])).toEqual([{ next: 2, probe: "prepared-probe" }])
+            expect(Number((yield* prepared)[0]!.n)).toBe(before) // once: not prepared
+            expect(yield* sql.unsafe<{ next: number }>(text, [41])).toEqual([{ next: 42, probe: "prepared-probe" }])
+            expect(Number((yield* prepared)[0]!.n)).toBe(before + 1) // twice: prepared under its name
+            expect(yield* sql.unsafe<{ next: number }>(text, [99])).toEqual([{ next: 100, probe: "prepared-probe" }])
+            expect(Number((yield* prepared)[0]!.n)).toBe(before + 1) // and reused, not prepared again
+          })
+        )
+        const bad = "SELECT $1::int / 0 AS never"
+        for (let i = 0; i < 3; i++) expect(Exit.isFailure(yield* Effect.exit(sql.unsafe(bad, [i])))).toBe(true)
+        expect(yield* sql.unsafe<{ n: number }>("SELECT $1::int AS n", [7])).toEqual([{ n: 7 }])
+      })
+    )
+  )
+
   it.live("ping answers", () => withDatabase(Database.ping))
 }
 
