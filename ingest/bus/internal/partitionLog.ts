@@ -38,7 +38,7 @@ const O_DSYNC: number | undefined = fsConstants.O_DSYNC
  * The open flags of a segment file: read and write, `O_DSYNC` when every write must be durable
  * and the platform has it (`create`: a new segment, which must not exist yet).
  */
-export const segmentOpenFlags = (create: boolean, fsync: boolean): number =>
+const segmentOpenFlags = (create: boolean, fsync: boolean): number =>
   fsConstants.O_RDWR | (create ? fsConstants.O_CREAT | fsConstants.O_EXCL : 0) | (fsync && O_DSYNC !== undefined ? O_DSYNC : 0)
 
 /** Whether a written segment still needs an fdatasync (fsync on, no `O_DSYNC` on this platform). */

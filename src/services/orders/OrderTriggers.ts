@@ -132,7 +132,7 @@ export const orderTriggerHooks =
       const books = new OrderBooks(maxOrders)
       const syncBatch = options.syncBatch ?? 1000
       // The database layer's named statements (the trigger statement planned once per connection),
-      // read from the context this is built in; absent, the same statements run unnamed.
+      // read from the context this is built in; absent, the same statements run through the `SqlClient`.
       const named = yield* Effect.serviceOption(NamedStatements)
       const withSql = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) =>
         Effect.provideService(

@@ -1,9 +1,7 @@
-import { Either } from "effect"
 import { type Address, getAddress, type Hex, InvalidInputRpcError, RpcRequestError, zeroAddress } from "viem"
 import { describe, expect, it } from "vitest"
-import { DefaultDevBuyCeilings } from "../../../domain/Economics.js"
 import { spendError } from "../../spend/SpendError.js"
-import { decodeSelfLaunchRequest } from "../request/DecodeLaunchRequest.js"
+import { hoodSelfLaunchBodyOf } from "../../../../test/support/selfLaunchRequest.js"
 import {
   blockMissing,
   buildAgainOf,
@@ -24,16 +22,7 @@ import {
   unminedRecordOf
 } from "./HoodSelfRules.js"
 
-const settings = { expCustomCurves: true, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: "http://127.0.0.1:8080/api/v1/uploads/images/" }
-const bodyOf = (over: Record<string, unknown>) => {
-  const decoded = decodeSelfLaunchRequest(
-    { clientLaunchId: "l-1", name: "Curve Cat", symbol: "CCAT", imageUrl: "https://images.example.com/cat.png", chain: "hood", dexVersion: "v4", linkedWalletId: "w-1", ...over },
-    { keyEnvironment: "production" },
-    settings
-  )
-  if (Either.isLeft(decoded)) throw new Error(`refused: ${decoded.left.message}`)
-  return decoded.right
-}
+const bodyOf = hoodSelfLaunchBodyOf
 
 const payer = getAddress("0x1111111111111111111111111111111111111111")
 const treasury = getAddress("0x2222222222222222222222222222222222222222")

@@ -1,13 +1,13 @@
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { DefaultDevBuyCeilings, MATRIX_VERSION } from "../../../domain/Economics.js"
+import { MATRIX_VERSION } from "../../../domain/Economics.js"
 import { getAddress } from "viem"
-import { decodeLaunchRequest, decodeSelfLaunchRequest } from "../request/DecodeLaunchRequest.js"
+import { hoodSelfLaunchBodyOf, launchDecodeSettings } from "../../../../test/support/selfLaunchRequest.js"
+import { decodeLaunchRequest } from "../request/DecodeLaunchRequest.js"
 import { selfDryRunView } from "./SelfDryRunView.js"
 
-const settings = { expCustomCurves: true, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: "http://127.0.0.1:8080/api/v1/uploads/images/" }
 const requestOf = (over: Record<string, unknown>) => {
-  const decoded = decodeLaunchRequest({ clientLaunchId: "l-1", name: "Curve Cat", symbol: "CCAT", imageUrl: "https://images.example.com/cat.png", ...over }, { keyEnvironment: "production" }, settings)
+  const decoded = decodeLaunchRequest({ clientLaunchId: "l-1", name: "Curve Cat", symbol: "CCAT", imageUrl: "https://images.example.com/cat.png", ...over }, { keyEnvironment: "production" }, launchDecodeSettings)
   if (Either.isLeft(decoded)) throw new Error(`refused: ${decoded.left.message}`)
   return decoded.right
 }
@@ -30,15 +30,7 @@ describe("SelfDryRunView", () => {
 })
 
 const payer = getAddress("0x1111111111111111111111111111111111111111")
-const hoodRequestOf = (over: Record<string, unknown>) => {
-  const decoded = decodeSelfLaunchRequest(
-    { clientLaunchId: "l-1", name: "Curve Cat", symbol: "CCAT", imageUrl: "https://images.example.com/cat.png", chain: "hood", dexVersion: "v4", linkedWalletId: "w-1", ...over },
-    { keyEnvironment: "production" },
-    settings
-  )
-  if (Either.isLeft(decoded)) throw new Error(`refused: ${decoded.left.message}`)
-  return decoded.right.request
-}
+const hoodRequestOf = (over: Record<string, unknown>) => hoodSelfLaunchBodyOf(over).request
 
 describe("the Hood self-signed dry run's body", () => {
   it("names the payer wallet and its id, the resolved request and the checks that ran, in the spec's member order", () => {

@@ -61,7 +61,8 @@ export interface TriggerFence {
  * The statement's text is one constant (`TRIGGER_STATEMENT`, its writes as parameters), run as
  * the named statement `TRIGGER_STATEMENT_NAME` where the database layer provides
  * `NamedStatements` (parsed and planned once per connection: on PGlite the plan of its four
- * parts cost more than their execution), else as an unnamed statement of the same text.
+ * parts cost more than their execution), else through the `SqlClient` (whose pool names a
+ * statement from its second run: `db/internal/StatementNames.ts`).
  */
 export const markTriggeredAll = (
   writes: ReadonlyArray<TriggerWrite & { readonly fence?: TriggerFence }>,
@@ -70,7 +71,8 @@ export const markTriggeredAll = (
   if (writes.length === 0) return Effect.succeed([])
   const values = triggerValues(writes, nowMs)
   // Named statements run on a connection of their own: inside a transaction the statement must be
-  // the transaction's, so it runs unnamed there.
+  // the transaction's, so it runs through the `SqlClient` there (on the transaction's connection,
+  // which the pool names from the statement's second run too).
   return Effect.flatMap(Effect.all([Effect.serviceOption(NamedStatements), Effect.serviceOption(SqlClient.TransactionConnection)]), ([named, inTransaction]) =>
     Option.isSome(named) && Option.isNone(inTransaction)
       ? Effect.map(named.value.execute(TRIGGER_STATEMENT_NAME, TRIGGER_STATEMENT, values), (rows) => rows.map((r) => toRow(r as unknown as Raw)))
