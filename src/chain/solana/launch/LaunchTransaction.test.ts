@@ -1,10 +1,11 @@
-import { generateKeyPairSigner, getTransactionEncoder, type KeyPairSigner, signTransactionMessageWithSigners } from "@solana/kit"
+import { compileTransaction, generateKeyPairSigner, getTransactionEncoder, type KeyPairSigner, signTransactionMessageWithSigners } from "@solana/kit"
 import fc from "fast-check"
 import { beforeAll, describe, expect, it } from "vitest"
 import { BPS, ceilDiv, initialState, quoteBuy } from "../../../domain/CurveMath.js"
 import { findEconomics } from "../../../domain/Economics.js"
 import { findQuotePair, type QuoteAssetId } from "../../../domain/QuotePairs.js"
 import { TREASURY_ADDRESS } from "../localnet/DevKeys.js"
+import { CurveModes } from "../program/accounts/Common.js"
 import { decodeSvcCurveInstruction } from "../program/Instructions.js"
 import {
   assembleLaunchTransaction,
@@ -120,6 +121,38 @@ describe("assembleLaunchTransaction", () => {
     const a = await assembleLaunchTransaction(i, planOf(i))
     const wire = getTransactionEncoder().encode(await signTransactionMessageWithSigners(a.message))
     expect(serializedSize(a.message)).toBe(wire.byteLength)
+  })
+})
+
+describe("serializedSize", () => {
+  it("is the encoded transaction's length, for any request (property: pair, mode, dev buy, fees, priority fee, names, symbols and uris of 1- to 4-byte characters)", async () => {
+    const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31)
+    console.log(`serializedSize property: FC_SEED=${seed}`)
+    // At most `max` UTF-8 bytes (the rules' limits: name 32, symbol 10, uri 200).
+    const text = (max: number) =>
+      fc
+        .array(fc.constantFrom("N", "é", "€", "😀"), { maxLength: max })
+        .map((cs) => cs.join(""))
+        .filter((t) => Buffer.byteLength(t, "utf8") <= max)
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom("sol" as const, "usdc" as const, "svc" as const),
+        fc.constantFrom(...CurveModes),
+        fc.constantFrom(0n, 1_000_000n, 123_456_789n),
+        fc.constantFrom(0n, 25n, 100n),
+        fc.constantFrom(undefined, 0n, 1_000n),
+        text(32),
+        text(10),
+        text(200),
+        async (quoteAsset, mode, devBuyRaw, creatorFeeBps, computeUnitPriceMicroLamports, name, symbol, metadataUri) => {
+          const base = inputFor(quoteAsset)
+          const i = inputFor(quoteAsset, { terms: { ...base.terms, mode, creatorFeeBps }, devBuyRaw, computeUnitPriceMicroLamports, name, symbol, metadataUri })
+          const { message } = await assembleLaunchTransaction(i, planOf(i))
+          expect(serializedSize(message)).toBe(getTransactionEncoder().encode(compileTransaction(message)).byteLength)
+        }
+      ),
+      { seed, numRuns: 150 }
+    )
   })
 })
 

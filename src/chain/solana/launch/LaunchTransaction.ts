@@ -16,9 +16,13 @@
  * - On the SOL pair the buy pays lamports straight from the payer (svc-curve's native pair takes
  *   the wallet itself as the quote account, docs/solana-program.md), so the "wrap" is that
  *   transfer inside the buy; USDC and svc draw from the payer's existing token account.
- * - `txBytes` comes from serializing the real message (`getTransactionEncoder` over the compiled
- *   transaction, empty signature slots included), never from a formula. `maxNameBytes` comes from
- *   that one serialization (issue 34: the dry run assembled and serialized the launch twice, with
+ * - `txBytes` is the real message's wire size, never a formula of ours: kit compiles the message
+ *   and its own encoders size it (the compiled message's `getSizeFromValue`, and a compact-u16
+ *   count and 64 bytes per signature slot, empty slots included, as its transaction encoder
+ *   writes them), without encoding it (the encoding turns every address from base58 into bytes,
+ *   about 95% of a serialization's cost: decisions.md "The launch is sized without encoding it").
+ *   `LaunchTransaction.test.ts` pins it equal to the encoded transaction's length (property).
+ *   `maxNameBytes` comes from that one sizing (issue 34: the dry run assembled and serialized the launch twice, with
  *   the request's name and with a 32-byte one): the name is a u8 length and its UTF-8 bytes inside
  *   `create_curve`'s data, which the compiled message carries once, behind a compact-u16 length,
  *   so a name of another length changes the wire by its bytes and by that prefix's size, nothing
@@ -27,9 +31,9 @@
  */
 import {
   type Address,
-  compileTransaction,
+  compileTransactionMessage,
+  getCompiledTransactionMessageEncoder,
   getShortU16Encoder,
-  getTransactionEncoder,
   type Instruction,
   type TransactionSigner
 } from "@solana/kit"
@@ -251,11 +255,21 @@ export const assembleLaunchTransaction = async (i: LaunchTransactionInput, plan:
   return { message, plan, roles, payerQuoteAccount: built.payerQuoteAccount, curve: built.curve, payerTokenAccount: built.payerTokenAccount }
 }
 
-const transactionEncoder = getTransactionEncoder()
+const shortU16 = getShortU16Encoder()
+const messageEncoder = getCompiledTransactionMessageEncoder()
 
-/** Bytes of the serialized transaction, every signature slot counted (64 bytes each). */
-export const serializedSize = (message: TransactionMessageToSign): number =>
-  transactionEncoder.getSizeFromValue(compileTransaction(message))
+/**
+ * Bytes of the serialized transaction, every signature slot counted (64 bytes each): what
+ * `getTransactionEncoder().encode(compileTransaction(message))` would give, from the compiled
+ * message's size without its bytes.
+ */
+export const serializedSize = (message: TransactionMessageToSign): number => {
+  const compiled = compileTransactionMessage(message)
+  const signatures = compiled.header.numSignerAccounts
+  return shortU16.getSizeFromValue(signatures) + SIGNATURE_BYTES * signatures + messageEncoder.getSizeFromValue(compiled)
+}
+
+const SIGNATURE_BYTES = 64
 
 export interface LaunchSize {
   readonly txBytes: number
@@ -266,8 +280,6 @@ export interface LaunchSize {
   /** `txBytes − limit` when over, else 0. */
   readonly overBy: number
 }
-
-const shortU16 = getShortU16Encoder()
 
 /** Bytes an instruction's data of `length` takes in the compiled message: its compact-u16 length and the data. */
 const instructionDataBytes = (length: number): number => shortU16.getSizeFromValue(length) + length
