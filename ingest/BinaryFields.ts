@@ -18,8 +18,8 @@
  */
 import { isUtf8 } from "node:buffer"
 
-export const MAX_STRING_BYTES = 0x7fff
-export const MAX_MAGNITUDE_BYTES = 127
+const MAX_STRING_BYTES = 0x7fff
+const MAX_MAGNITUDE_BYTES = 127
 /** Room a writer may use per UTF-16 unit of a string (plus its two-byte prefix). */
 export const STRING_BYTES_PER_UNIT = 3
 /** Room one bigint may use. */

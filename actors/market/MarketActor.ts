@@ -270,7 +270,7 @@ export const RETRACTED_MAX = 256
 export const actorKey = (chain: ChainId, mint: string): string => `${chain}:${mint}`
 
 /** `priceFloat` of a core with this venue, reserves and decimals: the pool's once migrated onto one, else the curve's. */
-const priceFloatAt = (lifecycle: Lifecycle, pool: Pool | null, curveState: CurveState, identity: MarketIdentity): number =>
+export const priceFloatAt = (lifecycle: Lifecycle, pool: Pool | null, curveState: CurveState, identity: MarketIdentity): number =>
   lifecycle === "migrated" && pool !== null
     ? approxReserves(pool.quoteReserveRaw, pool.tokenReserveRaw, identity.decimals, identity.quoteDecimals)
     : approxReserves(curveState.virtualQuoteRaw, curveState.virtualTokenRaw, identity.decimals, identity.quoteDecimals)

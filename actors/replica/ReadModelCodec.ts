@@ -55,7 +55,7 @@ import {
   type Migration,
   type MigrationStatus,
   type Pool,
-  priceFloatOf,
+  priceFloatAt,
   type Recovery,
   type TradeStats
 } from "../market/MarketActor.js"
@@ -483,7 +483,8 @@ const readCore = (bytes: Uint8Array): MarketCore => {
         ? { curve: r.string(), quoteToken: r.string(), reserveSnapshotRaw: r.bigint(), eligibleSupplyRaw: r.bigint(), surrenderedRaw: r.bigint(), snapshotBlock: r.bigint() }
         : undefined
     if (r.pos !== bytes.length) throw new Error("a read-model core is malformed")
-    const core: Omit<MarketCore, "priceFloat"> = {
+    // Built once, its derived price computed from the parts (`priceFloatOf`'s definition).
+    return {
       chain: flags & F_HOOD ? "hood" : "solana",
       mint,
       lastPosition,
@@ -498,9 +499,9 @@ const readCore = (bytes: Uint8Array): MarketCore => {
       ...(completedPosition === undefined ? {} : { completedPosition }),
       stats,
       creatorFeesClaimedRaw,
-      ...(recovery === undefined ? {} : { recovery })
+      ...(recovery === undefined ? {} : { recovery }),
+      priceFloat: priceFloatAt(lifecycle, pool, curveState, identity)
     }
-    return { ...core, priceFloat: priceFloatOf(core) }
   } finally {
     r.clear()
   }

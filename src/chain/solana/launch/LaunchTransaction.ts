@@ -22,8 +22,8 @@
  *   writes them), without encoding it (the encoding turns every address from base58 into bytes,
  *   about 95% of a serialization's cost: decisions.md "The launch is sized without encoding it").
  *   `LaunchTransaction.test.ts` pins it equal to the encoded transaction's length (property).
- *   `maxNameBytes` comes from that one sizing (issue 34: the dry run assembled and serialized the launch twice, with
- *   the request's name and with a 32-byte one): the name is a u8 length and its UTF-8 bytes inside
+ *   `maxNameBytes` comes from that one sizing (issue 34: the dry run assembled and serialized the
+ *   launch twice, with the request's name and with a 32-byte one): the name is a u8 length and its UTF-8 bytes inside
  *   `create_curve`'s data, which the compiled message carries once, behind a compact-u16 length,
  *   so a name of another length changes the wire by its bytes and by that prefix's size, nothing
  *   else. `LaunchTransaction.test.ts` pins it equal to a serialization per name length (1..32, URIs
@@ -257,6 +257,7 @@ export const assembleLaunchTransaction = async (i: LaunchTransactionInput, plan:
 
 const shortU16 = getShortU16Encoder()
 const messageEncoder = getCompiledTransactionMessageEncoder()
+const SIGNATURE_BYTES = 64
 
 /**
  * Bytes of the serialized transaction, every signature slot counted (64 bytes each): what
@@ -268,8 +269,6 @@ export const serializedSize = (message: TransactionMessageToSign): number => {
   const signatures = compiled.header.numSignerAccounts
   return shortU16.getSizeFromValue(signatures) + SIGNATURE_BYTES * signatures + messageEncoder.getSizeFromValue(compiled)
 }
-
-const SIGNATURE_BYTES = 64
 
 export interface LaunchSize {
   readonly txBytes: number
