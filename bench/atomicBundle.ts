@@ -22,6 +22,7 @@
  *
  * Run: `npm run bench:atomic` (`BENCH_BUILDS` in process, default 2000; `BENCH_ROUTE_BUILDS`,
  * default 200; `BENCH_BUNDLES`, default 30). Prints a markdown section; writes nothing.
+ * `-- --in-process-only`: the in-process builds alone, with this process's CPU per build.
  * `BENCH_PROFILE_DIR=<dir>`: the route builds alone (no in-process builds, no bundles, no server),
  * the engine under `--cpu-prof` (its `.cpuprofile` lands in `<dir>` when it stops); the measured
  * route builds' bounds on the monotonic clock are printed (`bench/cpuprofileSummary.ts --from µs --to µs`).
@@ -259,7 +260,13 @@ const main = async () => {
     treasury: await generateKeyPairSigner(),
     tip: DEFAULT_TIP_ACCOUNTS[0]!
   }
+  const cpu = process.cpuUsage()
   const builds = await inProcessBuilds(parties)
+  if (process.argv.includes("--in-process-only")) {
+    const used = process.cpuUsage(cpu)
+    console.log(`${row("build, 4-leg ladder, in process (ladder, gate, mint key, five transactions)", builds)} CPU ${((used.user + used.system) / 1000 / (builds.length + 100)).toFixed(2)} ms a build, warm-up included`)
+    return
+  }
 
   // Through the engine (embedded, --quiet), side by side in rounds with its baselines.
   const { engine, client, api, net, routeBuild, dryRun } = await engineSession({})

@@ -40,7 +40,13 @@
  * `-- --dry-run-only`: the dry-run phase alone; prints its table, writes nothing.
  * `BENCH_PROFILE_DIR=<dir>`: as --dry-run-only without the baselines, the engine under
  * `--cpu-prof` (its `.cpuprofile` lands in `<dir>` when it stops); `BENCH_PROFILE_CASE=job`: the
- * key-authenticated 404 job read alone instead (the keyed request's floor, issue 34). Each engine's measured dry-run
+ * key-authenticated 404 job read alone instead (the keyed request's floor, issue 34);
+ * `BENCH_PROFILE_CASE=launch`: as `-- --launches-only` under `--cpu-prof`.
+ * `-- --launches-only`: blocking launches through the engine alone, `IN_FLIGHT` at once
+ * (`BENCH_LAUNCHES` of them after as many warm-up launches as in flight), at the first slot time,
+ * no dry runs and no baselines; prints one line (launches/s, latency, the engine's CPU per launch),
+ * writes nothing. `BENCH_ENGINE_ROOT=<dir>`: the engine of another checkout with its own
+ * `node_modules` (paired runs alternate it). Each engine's measured dry-run or launch
  * rounds print their bounds on the monotonic clock (`--from µs --to µs`, warm-up left out) for
  * `bench/cpuprofileSummary.ts`'s window.
  * `BENCH_BEFORE_ROOT=<dir>`: a checkout of an earlier commit with its own `node_modules` (e.g. the
@@ -99,8 +105,10 @@ const ROUNDS = quick ? 1 : 4
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR
 /** Which case a profiled run measures: `dry-run` (default) or `job` (the 404 job read). */
 const PROFILE_CASE = process.env.BENCH_PROFILE_CASE ?? "dry-run"
-if (PROFILE_CASE !== "dry-run" && PROFILE_CASE !== "job") throw new Error("BENCH_PROFILE_CASE must be dry-run or job")
-const DRY_RUN_ONLY = PROFILE_DIR !== undefined || process.argv.includes("--dry-run-only")
+if (PROFILE_CASE !== "dry-run" && PROFILE_CASE !== "job" && PROFILE_CASE !== "launch") throw new Error("BENCH_PROFILE_CASE must be dry-run, job or launch")
+const PROFILE_LAUNCH = (PROFILE_DIR !== undefined && PROFILE_CASE === "launch") || process.argv.includes("--launches-only")
+const DRY_RUN_ONLY = (PROFILE_DIR !== undefined && !PROFILE_LAUNCH) || process.argv.includes("--dry-run-only")
+const ENGINE_ROOT = process.env.BENCH_ENGINE_ROOT === undefined || process.env.BENCH_ENGINE_ROOT === "" ? undefined : path.resolve(process.env.BENCH_ENGINE_ROOT)
 const IN_FLIGHT = 8
 /** The dev buy: 0.1 SOL, as the e2e test's launch. */
 const DEV_BUY = "100000000"
@@ -454,6 +462,16 @@ const launchPhase = async (s: Session, slotMs: number): Promise<LaunchReport> =>
     { path: "async", label: `engine, async (job polled every ${JOB_POLL_MS} ms)`, note: "request sent → job `confirmed` seen (202 in the next column)", inFlight: 1, op: asynchronous },
     { path: "baseline", label: "baseline, straight to the localnet (poll 5 ms)", note: "the chain's own time to `confirmed`", inFlight: 1, op: () => baseline(++seq, 5) }
   ]
+  if (PROFILE_LAUNCH) {
+    // Profiling: the engine's blocking launches alone, IN_FLIGHT at once, after a warm-up of as many.
+    await measure(emptyTally(), s.pid, IN_FLIGHT, IN_FLIGHT, blocking)
+    const tally = emptyTally()
+    const from = monotonicUs()
+    await measure(tally, s.pid, LAUNCHES, IN_FLIGHT, blocking)
+    process.stderr.write(`bench: ${s.label} (pid ${s.pid}) launches, ${IN_FLIGHT} in flight, ${LAUNCHES} launches: --from ${from} --to ${monotonicUs()}\n`)
+    const row = { label: "engine, blocking", inFlight: IN_FLIGHT, tally, path: "engine" as const, note: "request sent → 200 confirmed" }
+    return { slotMs, measuredSlotMs: slotMs, rows: [row], launchesThroughEngine: LAUNCHES + IN_FLIGHT }
+  }
   // Warm-up: one of each (JIT, connections, the first blockhash).
   for (const c of cases) await measure(emptyTally(), s.pid, 1, 1, c.op)
   const slot0 = await rpc.getSlot({ commitment: "processed" }).send()
@@ -569,19 +587,19 @@ const main = async () => {
   if (SLOTS.some((x) => !Number.isSafeInteger(x) || x <= 0)) throw new Error("BENCH_SLOTS must list positive whole ms")
   const startedAt = now()
   const loadStart = loads()
-  const launchesPerEngine = 4 * LAUNCHES + 8
+  const launchesPerEngine = PROFILE_LAUNCH ? LAUNCHES + IN_FLIGHT : 4 * LAUNCHES + 8
   if (launchesPerEngine > MAX_DAILY_LAUNCHES / 4) throw new Error(`BENCH_LAUNCHES too high: ${launchesPerEngine} launches per engine against a daily cap of ${MAX_DAILY_LAUNCHES}`)
   let dry: DryRunReport | undefined
   const launches: LaunchReport[] = []
   let before: BeforeReport | undefined
-  for (const slotMs of DRY_RUN_ONLY ? SLOTS.slice(0, 1) : SLOTS) {
+  for (const slotMs of DRY_RUN_ONLY || PROFILE_LAUNCH ? SLOTS.slice(0, 1) : SLOTS) {
     process.stderr.write(`bench: engine with LOCALNET_SLOT_MS=${slotMs} (load ${loads()})\n`)
-    const s = await open(slotMs)
+    const s = await open(slotMs, {}, ENGINE_ROOT)
     // The earlier commit's engine, up beside this one for the first slot time's phases (this one
     // stopped if that one does not start).
     const b = BEFORE_ROOT !== undefined && before === undefined ? await open(slotMs, {}, BEFORE_ROOT).catch(async (e) => (await close(s), Promise.reject(e))) : undefined
     try {
-      if (dry === undefined) {
+      if (dry === undefined && !PROFILE_LAUNCH) {
         // With BENCH_BEFORE_FIRST=1 the earlier engine's dry runs go first (paired runs alternate it).
         const beforeDry = async () => {
           process.stderr.write(`bench: dry runs, before (load ${loads()})\n`)
@@ -603,6 +621,12 @@ const main = async () => {
       if (b !== undefined) await close(b)
       await close(s)
     }
+  }
+  if (PROFILE_LAUNCH) {
+    const t = launches[0]!.rows[0]!.tally
+    const st = stats(t.latencies)
+    console.log(`launches through the engine${ENGINE_ROOT === undefined ? "" : ` of ${ENGINE_ROOT}`}, ${IN_FLIGHT} in flight, slot ${SLOTS[0]} ms: ${t.count} in ${ms(t.wallMs)} ms (${((t.count * 1000) / t.wallMs).toFixed(2)}/s), p50 ${ms(st.p50)} ms, p99 ${ms(st.p99)} ms, engine CPU ${cpuPerOp(t).toFixed(1)} ms per launch (net of rest ${netCpuPerOp(t).toFixed(1)})`)
+    return
   }
   // The dry run again on the PostgreSQL server (issue 34 item 3): what the embedded default costs.
   let onServer: { readonly dry: DryRunReport; readonly version: string } | undefined

@@ -9,9 +9,11 @@
  * read), `POST /api/v1/launch/headless/dry-run` (Solana, 0.1 SOL dev buy, as `bench/launch.ts`)
  * and, with `--trade`, `POST /api/v1/trade/agent/build` with `dryRun: true` (as `bench/trade.ts`,
  * on a token the engine launched first), and with `--atomic` `POST /api/v1/launch/atomic/build` with four
- * main-payer legs (as `bench/atomicBundle.ts`).
+ * main-payer legs (as `bench/atomicBundle.ts`), and with `--launch` `POST /api/v1/launch/headless` itself
+ * (blocking: a launch with a 0.1 SOL dev buy, sent and confirmed; the statements of the whole launch,
+ * its confirmation and the market it creates, background included).
  *
- * Run: `npx tsx bench/spanCount.ts [--trade] [--atomic] [--n 200]`; `BENCH_BEFORE_ROOT=<dir>`: the engine of
+ * Run: `npx tsx bench/spanCount.ts [--trade] [--atomic] [--launch] [--n 200]`; `BENCH_BEFORE_ROOT=<dir>`: the engine of
  * another checkout with its own `node_modules` instead (its Effect is the one counted). Writes
  * nothing but its table (stdout).
  */
@@ -28,6 +30,7 @@ const N = nAt < 0 ? 200 : Number(args[nAt + 1])
 const WARMUP = 30
 const trade = args.includes("--trade")
 const atomic = args.includes("--atomic")
+const launch = args.includes("--launch")
 const root = process.env.BENCH_BEFORE_ROOT === undefined || process.env.BENCH_BEFORE_ROOT === "" ? undefined : path.resolve(process.env.BENCH_BEFORE_ROOT)
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
@@ -79,6 +82,16 @@ const main = async () => {
           const n = ++seq
           const body = { clientLaunchId: `atomic-${n}`, name: "Bench Atomic", symbol: "BATM", imageUrl, payer: { type: "main" as const }, firstBuys }
           expectData("atomic build", await agent.POST("/api/v1/launch/atomic/build", { body }), 200)
+        }
+      })
+    }
+    if (launch) {
+      cases.push({
+        label: "POST /api/v1/launch/headless (Solana, 0.1 SOL dev buy, blocking: sent and confirmed)",
+        op: async () => {
+          const n = ++seq
+          const body = { clientLaunchId: `launch-${n}`, name: `Bench Launch ${n}`, symbol: `BL${n % 100_000}`, imageUrl, buyAmount: "100000000" }
+          expectData("launch", await agent.POST("/api/v1/launch/headless", { body }), 200)
         }
       })
     }

@@ -1,4 +1,4 @@
-import { type Address, generateKeyPairSigner, getProgramDerivedAddress } from "@solana/kit"
+import { type Address, generateKeyPairSigner, getAddressDecoder, getProgramDerivedAddress, isOffCurveAddress } from "@solana/kit"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { CONFIG_ACCOUNT_SIZE, type ConfigAccount, decodeConfig, encodeConfig } from "./accounts/Config.js"
@@ -10,7 +10,8 @@ import { decodeSplMint, encodeSplMint, SPL_MINT_SIZE } from "./accounts/SplMint.
 import { decodeSplTokenAccount, encodeSplTokenAccount, SPL_TOKEN_ACCOUNT_SIZE } from "./accounts/SplTokenAccount.js"
 import { curveEventsFromLogs, type CurveEvent, decodeCurveEvent, encodeCurveEvent, eventLogLine } from "./Events.js"
 import { decodeSvcCurveInstruction, encodeBuy, encodeClaimCreatorFee, encodeCreateCurve, encodeMigrate, encodePoolSwap, encodeSell } from "./Instructions.js"
-import { createProgramAddressSync, findProgramAddressSync } from "./Pda.js"
+import { addressToBytes } from "./internal/bytes.js"
+import { bytesAreCurvePoint, createProgramAddressSync, findProgramAddressSync } from "./Pda.js"
 import { quotePoolBuy, quotePoolSell } from "./PoolMath.js"
 import { SVC_CURVE_PROGRAM_ID, SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID, WSOL_MINT_ADDRESS } from "./ProgramIds.js"
 
@@ -160,6 +161,58 @@ describe("program-derived addresses", () => {
       { numRuns: 40 }
     )
     expect(() => findProgramAddressSync([new Uint8Array(33)], SVC_CURVE_PROGRAM_ID)).toThrow(RangeError)
+  })
+
+  it("createProgramAddressSync answers again from its memo as kit does, an on-curve bump (undefined) too", async () => {
+    for (let n = 0; n < 64; n++) {
+      const seeds = [Uint8Array.of(n, 7, 7)]
+      const { bump, address } = findProgramAddressSync(seeds, SVC_CURVE_PROGRAM_ID)
+      if (bump === 255) continue
+      // Bump 255 is on the curve (find went below it): refused, and refused again from the memo.
+      expect(createProgramAddressSync([...seeds, Uint8Array.of(255)], SVC_CURVE_PROGRAM_ID)).toBeUndefined()
+      expect(createProgramAddressSync([...seeds, Uint8Array.of(255)], SVC_CURVE_PROGRAM_ID)).toBeUndefined()
+      await expect(getProgramDerivedAddress({ programAddress: SVC_CURVE_PROGRAM_ID, seeds })).resolves.toEqual([address, bump])
+      for (let i = 0; i < 2; i++) expect(createProgramAddressSync([...seeds, Uint8Array.of(bump)], SVC_CURVE_PROGRAM_ID)).toBe(address)
+      return
+    }
+    throw new Error("no seeds below bump 255 in 64 tries (each is about an even chance)")
+  })
+
+  it("bytesAreCurvePoint is kit's on-curve rule on any 32 bytes, each edge of y included", async () => {
+    const decoder = getAddressDecoder()
+    const kitOnCurve = (b: Uint8Array): boolean => !isOffCurveAddress(decoder.decode(b))
+    const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31)
+    console.log(`bytesAreCurvePoint property: FC_SEED=${seed}`)
+    // Random bytes, and random bytes whose top byte is 0x00/0x7f (sign bit either way): the
+    // branch that reads y whole.
+    const topByte = fc.constantFrom(0x00, 0x7f, 0x80, 0xff)
+    const bytes = fc.oneof(
+      fc.uint8Array({ minLength: 32, maxLength: 32 }),
+      fc.tuple(fc.uint8Array({ minLength: 31, maxLength: 31 }), topByte).map(([low, top]) => Uint8Array.of(...low, top))
+    )
+    fc.assert(
+      fc.property(bytes, (b) => {
+        expect(bytesAreCurvePoint(b)).toBe(kitOnCurve(b))
+      }),
+      { seed, numRuns: 1_500 }
+    )
+    const P = 2n ** 255n - 19n
+    const le = (y: bigint, sign: boolean): Uint8Array => {
+      const b = new Uint8Array(32)
+      for (let i = 0; i < 32; i++) b[i] = Number((y >> BigInt(8 * i)) & 0xffn)
+      if (sign) b[31]! |= 0x80
+      return b
+    }
+    for (const y of [0n, 1n, 2n, P - 2n, P - 1n, P, P + 1n, P + 2n, 2n ** 255n - 1n])
+      for (const sign of [false, true]) expect(bytesAreCurvePoint(le(y, sign)), `y=${y} sign=${sign}`).toBe(kitOnCurve(le(y, sign)))
+    // y ≡ ±1 (x = 0): on the curve without the sign bit; kit refuses the sign bit, noble's ZIP 215 reading would not.
+    for (const y of [1n, P - 1n, P + 1n]) {
+      expect(bytesAreCurvePoint(le(y, false))).toBe(true)
+      expect(bytesAreCurvePoint(le(y, true))).toBe(false)
+    }
+    // A public key is a point; a wrong length is none.
+    expect(bytesAreCurvePoint(addressToBytes((await generateKeyPairSigner()).address))).toBe(true)
+    expect(bytesAreCurvePoint(new Uint8Array(31))).toBe(false)
   })
 })
 

@@ -1,19 +1,29 @@
 /**
  * Program-derived addresses, synchronously. The localnet executes programs synchronously, so it
  * cannot await kit's `getProgramDerivedAddress` (WebCrypto digests are async); this module does
- * the same derivation with node:crypto's SHA-256 and kit's own off-curve check (`isOffCurveAddress`), and
- * `Layouts.test.ts` pins it equal to kit's. The client's instruction builders use it too
- * (`client/CurveInstructions.ts`, `client/SplInstructions.ts`): without kit's async digest per bump
- * it takes about a third of the wall time.
+ * the same derivation with node:crypto's SHA-256 and kit's off-curve rule (`isOffCurveAddress`) decided on
+ * the candidate's bytes (`bytesAreCurvePoint`), and `Layouts.test.ts` pins it equal to kit's. The
+ * client's instruction builders use it too (`client/CurveInstructions.ts`, `client/SplInstructions.ts`):
+ * without kit's async digest per bump it takes about a third of the wall time.
+ *
+ * What a candidate costs (issue 34): the on-curve test is a field exponentiation in BigInt (about
+ * 115 µs here, kit's or noble's alike), and about half the candidates are on the curve. kit's test
+ * takes base58 text, so a candidate was also encoded to base58 and decoded back (about 40 µs) and
+ * the program id decoded from base58 (about 30 µs) for every candidate; now the test reads the
+ * digest's bytes, only the accepted candidate is encoded, and the ids' and seeds' bytes come from
+ * `addressBytesShared`'s memo.
  *
  * Derivation (Solana's): sha256(seed_0 ‖ … ‖ seed_n ‖ bump ‖ programId ‖ "ProgramDerivedAddress"),
  * accepted only off the ed25519 curve; `find` tries bump 255 downwards. At most 16 seeds of at
- * most 32 bytes each (RangeError otherwise). Results are cached in a bounded map (65,536 entries,
- * cleared when full).
+ * most 32 bytes each (RangeError otherwise). `find`'s results and `create`'s answers (on-curve ones
+ * too) are kept in bounded maps (65,536 entries each, cleared when full); a search's rejected bumps
+ * are not kept.
  */
 import { createHash } from "node:crypto"
-import { type Address, isOffCurveAddress } from "@solana/kit"
-import { addressFromBytesOnce, addressToBytes, utf8Bytes } from "./internal/bytes.js"
+import { ed25519 } from "@noble/curves/ed25519.js"
+import type { Address } from "@solana/kit"
+import { addressBytesShared, addressFromBytesOnce, addressToBytes, utf8Bytes } from "./internal/bytes.js"
+import { BoundedMemo } from "../../../platform/BoundedMemo.js"
 import { ASSOCIATED_TOKEN_PROGRAM_ID, SVC_CURVE_PROGRAM_ID, TOKEN_PROGRAM_ID } from "./ProgramIds.js"
 
 export const MAX_SEEDS = 16
@@ -36,24 +46,71 @@ const checkSeeds = (seeds: ReadonlyArray<Seed>, extra: number): void => {
 const hashCandidate = (seeds: ReadonlyArray<Seed>, programId: Address): Uint8Array => {
   const h = createHash("sha256")
   for (const s of seeds) h.update(s)
-  h.update(addressToBytes(programId))
+  h.update(addressBytesShared(programId))
   h.update(PDA_MARKER)
-  return new Uint8Array(h.digest())
+  return h.digest()
 }
 
-/** The address for exactly these seeds (bump included by the caller), or undefined when on-curve. */
-export const createProgramAddressSync = (seeds: ReadonlyArray<Seed>, programId: Address): Address | undefined => {
-  checkSeeds(seeds, 0)
-  // Not through the base58 memo: a bump search's rejected candidates never come back, and the
-  // found address is kept by `find`'s own cache.
-  const candidate = addressFromBytesOnce(hashCandidate(seeds, programId))
-  return isOffCurveAddress(candidate) ? candidate : undefined
+/** 2^255 − 19, the field of ed25519. */
+const P = 2n ** 255n - 19n
+
+/**
+ * Whether 32 bytes are a compressed ed25519 point by kit's rule (`isOffCurveAddress` is its
+ * negation; kit's own byte-level test is not exported): y is the bytes little-endian with the top bit
+ * cleared, not reduced (y ≥ p is read mod p, as curve25519-dalek and ZIP 215 do), and the point
+ * exists when (y² − 1)/(d·y² + 1) has a square root mod p. noble's `fromBytes` with `zip215` decides
+ * exactly that. kit refuses one more case, x = 0 with the sign bit set (y ≡ ±1, where the root is 0),
+ * which noble's ZIP 215 reading (and Solana's runtime) accept: those three byte strings are tested
+ * here first. `Layouts.test.ts` pins this equal to kit's over random bytes and each edge.
+ */
+export const bytesAreCurvePoint = (bytes: Uint8Array): boolean => {
+  if (bytes.length !== 32) return false
+  if ((bytes[31]! & 0x80) !== 0 && isUnitY(bytes)) return false
+  try {
+    ed25519.Point.fromBytes(bytes, true)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Whether y (the bytes little-endian, top bit cleared) is 1, p − 1 or p + 1: y ≡ ±1 mod p. */
+const isUnitY = (bytes: Uint8Array): boolean => {
+  // Cheap reject first: 1 has a zero top byte; p ± 1 have 0x7f.
+  const top = bytes[31]! & 0x7f
+  if (top !== 0 && top !== 0x7f) return false
+  let y = 0n
+  for (let i = 31; i >= 0; i--) y = (y << 8n) | BigInt(i === 31 ? top : bytes[i]!)
+  return y === 1n || y === P - 1n || y === P + 1n
+}
+
+/** One candidate, uncached (seeds checked by the caller). */
+const deriveCandidate = (seeds: ReadonlyArray<Seed>, programId: Address): Address | undefined => {
+  const digest = hashCandidate(seeds, programId)
+  // Not through the base58 memo: an accepted candidate is kept by the caller's own cache, and a
+  // rejected one is never encoded at all.
+  return bytesAreCurvePoint(digest) ? undefined : addressFromBytesOnce(digest)
 }
 
 const cache = new Map<string, FoundPda>()
+/** `createProgramAddressSync`'s answers, an on-curve one (null) too. */
+const created = new BoundedMemo<string, Address | null>(CACHE_ENTRIES_MAX)
 
 const cacheKey = (seeds: ReadonlyArray<Seed>, programId: Address): string =>
   `${programId}:${seeds.map((s) => Buffer.from(s).toString("hex")).join(".")}`
+
+/**
+ * The address for exactly these seeds (bump included by the caller), or undefined when on-curve.
+ * Kept: the localnet's runtime asks it for every CPI a program signs with its seeds (a curve's
+ * vaults sign each trade's transfers), the same few seeds again and again.
+ */
+export const createProgramAddressSync = (seeds: ReadonlyArray<Seed>, programId: Address): Address | undefined => {
+  checkSeeds(seeds, 0)
+  const key = cacheKey(seeds, programId)
+  const hit = created.peek(key)
+  if (hit !== undefined) return hit ?? undefined
+  return created.keep(key, deriveCandidate(seeds, programId) ?? null) ?? undefined
+}
 
 export const findProgramAddressSync = (seeds: ReadonlyArray<Seed>, programId: Address): FoundPda => {
   checkSeeds(seeds, 1)
@@ -61,7 +118,7 @@ export const findProgramAddressSync = (seeds: ReadonlyArray<Seed>, programId: Ad
   const hit = cache.get(key)
   if (hit !== undefined) return hit
   for (let bump = 255; bump >= 0; bump--) {
-    const address = createProgramAddressSync([...seeds, Uint8Array.of(bump)], programId)
+    const address = deriveCandidate([...seeds, Uint8Array.of(bump)], programId)
     if (address !== undefined) {
       if (cache.size >= CACHE_ENTRIES_MAX) cache.clear()
       const found = { address, bump }

@@ -1,4 +1,4 @@
-import { address, getAddressDecoder, getBase58Decoder, isAddress } from "@solana/kit"
+import { address, type Address, getAddressDecoder, getAddressEncoder, getBase58Decoder, isAddress } from "@solana/kit"
 import fc from "fast-check"
 import { describe, expect, it, vi } from "vitest"
 import { ADDRESS_MEMO_MAX, addressFromBytes, addressMemoSizes, ByteReader, checkedAddress, isCheckedAddress } from "./bytes.js"
@@ -85,6 +85,27 @@ describe("base58 memo of 32-byte keys", () => {
     expect(fresh.addressMemoSizes().text).toBe(4_096)
     fresh.checkedAddress(kitDecoder.decode(keyBytes(99_999)))
     expect(fresh.addressMemoSizes().text).toBe(1)
+  })
+
+  it("text to bytes: kit's encoder's bytes, a fresh copy each call (the memo's own array unchanged by a caller's write), bounded, nothing kept for a bad text", async () => {
+    vi.resetModules()
+    const fresh = await import("./bytes.js")
+    const encoder = getAddressEncoder()
+    const text = kitDecoder.decode(keyBytes(123))
+    const a = fresh.addressToBytes(text)
+    expect(a).toEqual(new Uint8Array(encoder.encode(text)))
+    a.fill(0)
+    const b = fresh.addressToBytes(text)
+    expect(b).toEqual(keyBytes(123))
+    expect(b).not.toBe(fresh.addressBytesShared(text))
+    expect(fresh.addressBytesShared(text)).toBe(fresh.addressBytesShared(text))
+    expect(fresh.addressMemoSizes().toBytes).toBe(1)
+    expect(() => fresh.addressToBytes("not-base58-0OIl" as Address)).toThrow()
+    expect(fresh.addressMemoSizes().toBytes).toBe(1)
+    for (let n = 0; n < fresh.ADDRESS_MEMO_MAX; n++) fresh.addressBytesShared(kitDecoder.decode(keyBytes(80_000 + n)))
+    expect(fresh.addressMemoSizes().toBytes).toBe(1)
+    expect(fresh.addressToBytes(text)).toEqual(keyBytes(123))
+    expect(fresh.addressMemoSizes().toBytes).toBe(2)
   })
 
   it("a PDA derivation adds at most one entry (its rejected candidates are not kept); an event's wallets none", async () => {

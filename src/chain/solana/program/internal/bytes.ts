@@ -15,23 +15,33 @@ const utf8Decoder = new TextDecoder("utf-8", { fatal: true })
 export const U64_MAX = (1n << 64n) - 1n
 const ZERO32 = new Uint8Array(32)
 
-export const addressToBytes = (a: Address): Uint8Array => {
+/**
+ * Base58 through kit's codec is a BigInt loop (about 7 KB of garbage per 32-byte key, both ways),
+ * and the keys an engine decodes and checks recur (its curves, mints, vaults, wallets): each is
+ * converted once and kept, keyed by its 32 bytes (as a latin1 string) or by its text (three memos:
+ * bytes to text, text checked, text to bytes). Bounded: a memo that reaches `ADDRESS_MEMO_MAX` entries is cleared. Pure functions of their input, so a
+ * hit answers exactly what the codec would.
+ */
+export const ADDRESS_MEMO_MAX = 4_096
+const addressOfBytes = new BoundedMemo<string, Address>(ADDRESS_MEMO_MAX)
+const checkedText = new BoundedMemo<string, Address>(ADDRESS_MEMO_MAX)
+const bytesOfAddress = new BoundedMemo<string, Uint8Array>(ADDRESS_MEMO_MAX)
+const decodeAddress = (bytes: Uint8Array): Address => addressDecoder.decode(bytes)
+const encodeAddress = (a: Address): Uint8Array => {
   const out = new Uint8Array(32)
   out.set(addressEncoder.encode(a))
   return out
 }
 
 /**
- * Base58 through kit's codec is a BigInt loop (about 7 KB of garbage per 32-byte key, both ways),
- * and the keys an engine decodes and checks recur (its curves, mints, vaults, wallets): each is
- * converted once and kept, keyed by its 32 bytes (as a latin1 string) or by its text. Bounded:
- * a memo that reaches `ADDRESS_MEMO_MAX` entries is cleared. Pure functions of their input, so a
- * hit answers exactly what the codec would.
+ * The 32 bytes of an address (kit's encoder, memoized by its text): the memo's own array, to read
+ * and never to write (a hash's input, a layout's field). Throws as kit's encoder does on a text that
+ * is not 32 bytes of base58, and keeps nothing then.
  */
-export const ADDRESS_MEMO_MAX = 4_096
-const addressOfBytes = new BoundedMemo<string, Address>(ADDRESS_MEMO_MAX)
-const checkedText = new BoundedMemo<string, Address>(ADDRESS_MEMO_MAX)
-const decodeAddress = (bytes: Uint8Array): Address => addressDecoder.decode(bytes)
+export const addressBytesShared = (a: Address): Uint8Array => bytesOfAddress.get(a, a, encodeAddress)
+
+/** The 32 bytes of an address, a fresh array the caller owns (`addressBytesShared`, copied). */
+export const addressToBytes = (a: Address): Uint8Array => addressBytesShared(a).slice()
 
 /** The base58 address of 32 bytes (kit's decoder, memoized). */
 export const addressFromBytes = (bytes: Uint8Array): Address =>
@@ -54,7 +64,11 @@ export const isCheckedAddress = (text: string): boolean => checkedText.has(text)
 export const addressFromBytesOnce = (bytes: Uint8Array): Address => addressDecoder.decode(bytes)
 
 /** Entries kept now (bytes → address, text checked): for tests of the bound. */
-export const addressMemoSizes = (): { readonly bytes: number; readonly text: number } => ({ bytes: addressOfBytes.size, text: checkedText.size })
+export const addressMemoSizes = (): { readonly bytes: number; readonly text: number; readonly toBytes: number } => ({
+  bytes: addressOfBytes.size,
+  text: checkedText.size,
+  toBytes: bytesOfAddress.size
+})
 
 export const utf8Bytes = (s: string): Uint8Array => utf8Encoder.encode(s)
 
@@ -111,7 +125,7 @@ export class ByteWriter {
 
   /** A 32-byte public key; `null` writes 32 zero bytes. */
   address(a: Address | null): this {
-    this.bytes.set(a === null ? ZERO32 : addressEncoder.encode(a), this.room(32))
+    this.bytes.set(a === null ? ZERO32 : addressBytesShared(a), this.room(32))
     return this
   }
 
