@@ -15,6 +15,9 @@
  *   pool to 1). The server admits `socketConnectionsMax` (2) sockets only so that a
  *   replacement connection is not refused while a dropped one's close is still being
  *   processed; nothing else should connect while the engine runs.
+ * - The worker corks each connection's writes for the rest of the turn (`corkEachTurn.mjs`):
+ *   pglite-socket writes every backend message on its own, so a reply went out as three to five
+ *   `write` calls, each a wake-up and a read on this side; now one `writev` a reply.
  * - One process per data directory: PGlite keeps no lock of its own (a second instance on
  *   the same directory opens happily and corrupts it), so `<dataDir>/pg.lock` holds the
  *   owner's pid. A lock left by a dead process is taken over.

@@ -11,8 +11,15 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { parentPort, workerData } from "node:worker_threads"
+import { corkEachTurn } from "./corkEachTurn.mjs"
 
 const { pgDataDir, templateFile, host, maxConnections } = workerData
+
+class CorkedSocketServer extends PGLiteSocketServer {
+  async handleConnection(socket) {
+    return super.handleConnection(corkEachTurn(socket))
+  }
+}
 let db
 let server
 
@@ -44,7 +51,7 @@ const template = () => {
 try {
   const loadDataDir = template()
   db = await PGlite.create({ ...(pgDataDir === undefined ? {} : { dataDir: pgDataDir }), ...(loadDataDir === undefined ? {} : { loadDataDir }) })
-  server = new PGLiteSocketServer({ db, host, port: 0, maxConnections })
+  server = new CorkedSocketServer({ db, host, port: 0, maxConnections })
   await server.start()
   parentPort.postMessage({ type: "ready", conn: server.getServerConn() })
 } catch (error) {
