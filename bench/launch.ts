@@ -254,7 +254,7 @@ interface Session {
 const BEFORE_FIRST = process.env.BENCH_BEFORE_FIRST === "1"
 const BEFORE_ROOT = process.env.BENCH_BEFORE_ROOT === undefined || process.env.BENCH_BEFORE_ROOT === "" ? undefined : path.resolve(process.env.BENCH_BEFORE_ROOT)
 
-const open = async (slotMs: number, databaseEnv: Record<string, string> = {}, root?: string): Promise<Session> => {
+const open = async (slotMs: number, databaseEnv: Record<string, string> = {}, root?: string, label?: string): Promise<Session> => {
   const engine = await startEngine({
     ...(root === undefined ? {} : { root }),
     env: {
@@ -278,7 +278,7 @@ const open = async (slotMs: number, databaseEnv: Record<string, string> = {}, ro
   // Raw bytes with an image content type; the document types a binary body as a string.
   const upload = { body: png as unknown as string, bodySerializer: (b: string) => b, headers: { "content-type": "image/png" } }
   const { imageUrl } = expectData("image upload", await agent.POST("/api/v1/uploads/agent-image", upload), 200)
-  return { engine, pid: engine.child.pid!, key, imageUrl, rpcUrl, http, anon, agent, label: root === undefined ? (Object.keys(databaseEnv).length === 0 ? "this commit's engine" : "this commit's engine on the server") : "the earlier engine" }
+  return { engine, pid: engine.child.pid!, key, imageUrl, rpcUrl, http, anon, agent, label: label ?? (root === undefined ? (Object.keys(databaseEnv).length === 0 ? "this commit's engine" : "this commit's engine on the server") : "the earlier engine") }
 }
 
 /** Each phase's rest rate, for the report: which engine, which phase, % of one core. */
@@ -585,6 +585,8 @@ const streamed = (l: LaunchReport): string => {
 
 const main = async () => {
   if (SLOTS.some((x) => !Number.isSafeInteger(x) || x <= 0)) throw new Error("BENCH_SLOTS must list positive whole ms")
+  // Launches alone compare engines run by run (BENCH_ENGINE_ROOT), not side by side.
+  if (PROFILE_LAUNCH && BEFORE_ROOT !== undefined) throw new Error("--launches-only (and BENCH_PROFILE_CASE=launch) runs one engine: pair runs with BENCH_ENGINE_ROOT, not BENCH_BEFORE_ROOT")
   const startedAt = now()
   const loadStart = loads()
   const launchesPerEngine = PROFILE_LAUNCH ? LAUNCHES + IN_FLIGHT : 4 * LAUNCHES + 8
@@ -594,7 +596,7 @@ const main = async () => {
   let before: BeforeReport | undefined
   for (const slotMs of DRY_RUN_ONLY || PROFILE_LAUNCH ? SLOTS.slice(0, 1) : SLOTS) {
     process.stderr.write(`bench: engine with LOCALNET_SLOT_MS=${slotMs} (load ${loads()})\n`)
-    const s = await open(slotMs, {}, ENGINE_ROOT)
+    const s = await open(slotMs, {}, ENGINE_ROOT, ENGINE_ROOT === undefined ? undefined : `the engine of ${ENGINE_ROOT}`)
     // The earlier commit's engine, up beside this one for the first slot time's phases (this one
     // stopped if that one does not start).
     const b = BEFORE_ROOT !== undefined && before === undefined ? await open(slotMs, {}, BEFORE_ROOT).catch(async (e) => (await close(s), Promise.reject(e))) : undefined

@@ -20,6 +20,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { DefaultPlans } from "../src/domain/Plans.js"
 import { startEngine } from "../test/support/engine.js"
 import { solidImage } from "../test/support/testImages.js"
 import { benchEngine, expectData, expectError, httpClient } from "./httpClient.js"
@@ -31,6 +32,11 @@ const WARMUP = 30
 const trade = args.includes("--trade")
 const atomic = args.includes("--atomic")
 const launch = args.includes("--launch")
+// The local account is on Max: its launches a day bound the cases that take one (a launch, an
+// atomic build's daily-cap slot; warm-up included) and --trade's token.
+const launchesPerDay = DefaultPlans.find((p) => p.id === "max")!.limits.launchesPerDay
+const launchesNeeded = (launch ? WARMUP + N : 0) + (atomic ? WARMUP + N : 0) + (trade ? 1 : 0)
+if (launchesNeeded > launchesPerDay) throw new Error(`--n ${N}: ${launchesNeeded} launches against Max's ${launchesPerDay} a day`)
 const root = process.env.BENCH_BEFORE_ROOT === undefined || process.env.BENCH_BEFORE_ROOT === "" ? undefined : path.resolve(process.env.BENCH_BEFORE_ROOT)
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))

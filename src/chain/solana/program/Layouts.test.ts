@@ -203,7 +203,11 @@ describe("program-derived addresses", () => {
       if (sign) b[31]! |= 0x80
       return b
     }
-    for (const y of [0n, 1n, 2n, P - 2n, P - 1n, P, P + 1n, P + 2n, 2n ** 255n - 1n])
+    // Every y from 0 to 20, and from p − 20 to 2^255 − 1 (p and above: y read unreduced), both signs.
+    const edges: bigint[] = []
+    for (let d = 0n; d <= 20n; d++) edges.push(d)
+    for (let y = P - 20n; y < 2n ** 255n; y++) edges.push(y)
+    for (const y of edges)
       for (const sign of [false, true]) expect(bytesAreCurvePoint(le(y, sign)), `y=${y} sign=${sign}`).toBe(kitOnCurve(le(y, sign)))
     // y ≡ ±1 (x = 0): on the curve without the sign bit; kit refuses the sign bit, noble's ZIP 215 reading would not.
     for (const y of [1n, P - 1n, P + 1n]) {
