@@ -108,7 +108,12 @@ const PROFILE_CASE = process.env.BENCH_PROFILE_CASE ?? "dry-run"
 if (PROFILE_CASE !== "dry-run" && PROFILE_CASE !== "job" && PROFILE_CASE !== "launch") throw new Error("BENCH_PROFILE_CASE must be dry-run, job or launch")
 const PROFILE_LAUNCH = (PROFILE_DIR !== undefined && PROFILE_CASE === "launch") || process.argv.includes("--launches-only")
 const DRY_RUN_ONLY = (PROFILE_DIR !== undefined && !PROFILE_LAUNCH) || process.argv.includes("--dry-run-only")
-const ENGINE_ROOT = process.env.BENCH_ENGINE_ROOT === undefined || process.env.BENCH_ENGINE_ROOT === "" ? undefined : path.resolve(process.env.BENCH_ENGINE_ROOT)
+/** A checkout named by an env var (unset or empty: none), resolved. */
+const rootFromEnv = (name: string): string | undefined => {
+  const value = process.env[name]
+  return value === undefined || value === "" ? undefined : path.resolve(value)
+}
+const ENGINE_ROOT = rootFromEnv("BENCH_ENGINE_ROOT")
 const IN_FLIGHT = 8
 /** The dev buy: 0.1 SOL, as the e2e test's launch. */
 const DEV_BUY = "100000000"
@@ -252,7 +257,7 @@ interface Session {
 
 /** The earlier engine's dry runs before this commit's (`BENCH_BEFORE_FIRST=1`), so paired runs can alternate the order. */
 const BEFORE_FIRST = process.env.BENCH_BEFORE_FIRST === "1"
-const BEFORE_ROOT = process.env.BENCH_BEFORE_ROOT === undefined || process.env.BENCH_BEFORE_ROOT === "" ? undefined : path.resolve(process.env.BENCH_BEFORE_ROOT)
+const BEFORE_ROOT = rootFromEnv("BENCH_BEFORE_ROOT")
 
 const open = async (slotMs: number, databaseEnv: Record<string, string> = {}, root?: string, label?: string): Promise<Session> => {
   const engine = await startEngine({

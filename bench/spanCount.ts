@@ -65,6 +65,8 @@ const main = async () => {
     const upload = { body: png as unknown as string, bodySerializer: (b: string) => b, headers: { "content-type": "image/png" } }
     const { imageUrl } = expectData("image upload", await agent.POST("/api/v1/uploads/agent-image", upload), 200)
     let seq = 0
+    /** A Solana launch with a 0.1 SOL dev buy, id `<prefix>-<n>` (the dry run's and the launch's body). */
+    const launchBody = (prefix: string, n: number) => ({ clientLaunchId: `${prefix}-${n}`, name: `Bench Launch ${n}`, symbol: `BL${n % 100_000}`, imageUrl, buyAmount: "100000000" })
     const cases: Array<{ label: string; op: () => Promise<void> }> = [
       {
         label: "GET /api/v1/launch/headless/jobs/{unknown} (404)",
@@ -74,8 +76,7 @@ const main = async () => {
         label: "POST /api/v1/launch/headless/dry-run (Solana, 0.1 SOL dev buy)",
         op: async () => {
           const n = ++seq
-          const body = { clientLaunchId: `dry-${n}`, name: `Bench Launch ${n}`, symbol: `BL${n % 100_000}`, imageUrl, buyAmount: "100000000" }
-          expectData("dry run", await agent.POST("/api/v1/launch/headless/dry-run", { body }), 200)
+          expectData("dry run", await agent.POST("/api/v1/launch/headless/dry-run", { body: launchBody("dry", n) }), 200)
         }
       }
     ]
@@ -96,8 +97,7 @@ const main = async () => {
         label: "POST /api/v1/launch/headless (Solana, 0.1 SOL dev buy, blocking: sent and confirmed)",
         op: async () => {
           const n = ++seq
-          const body = { clientLaunchId: `launch-${n}`, name: `Bench Launch ${n}`, symbol: `BL${n % 100_000}`, imageUrl, buyAmount: "100000000" }
-          expectData("launch", await agent.POST("/api/v1/launch/headless", { body }), 200)
+          expectData("launch", await agent.POST("/api/v1/launch/headless", { body: launchBody("launch", n) }), 200)
         }
       })
     }

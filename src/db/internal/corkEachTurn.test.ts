@@ -1,5 +1,6 @@
 import * as net from "node:net"
 import { describe, expect, it } from "vitest"
+import { eventually } from "../../../test/support/eventually.js"
 // @ts-expect-error: plain JS module shared with the PGlite worker (no declarations)
 import { corkEachTurn } from "./corkEachTurn.mjs"
 
@@ -24,13 +25,7 @@ const pair = async () => {
 }
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
-const until = async (cond: () => boolean, what: string) => {
-  const deadline = Date.now() + 5_000
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`not within 5 s: ${what}`)
-    await new Promise((r) => setTimeout(r, 2))
-  }
-}
+const until = (cond: () => boolean, what: string) => eventually(cond, { what, deadlineMs: 5_000, intervalMs: 2 })
 
 describe("corkEachTurn (the PGlite worker's replies)", () => {
   it("corks a turn's writes from the first and uncorks at the end of the turn: held until then (nothing written to the kernel), then whole and in order", async () => {

@@ -92,7 +92,8 @@ const deriveCandidate = (seeds: ReadonlyArray<Seed>, programId: Address): Addres
   return bytesAreCurvePoint(digest) ? undefined : addressFromBytesOnce(digest)
 }
 
-const cache = new Map<string, FoundPda>()
+/** `findProgramAddressSync`'s results. */
+const found = new BoundedMemo<string, FoundPda>(CACHE_ENTRIES_MAX)
 /** `createProgramAddressSync`'s answers, an on-curve one (null) too. */
 const created = new BoundedMemo<string, Address | null>(CACHE_ENTRIES_MAX)
 
@@ -115,16 +116,11 @@ export const createProgramAddressSync = (seeds: ReadonlyArray<Seed>, programId: 
 export const findProgramAddressSync = (seeds: ReadonlyArray<Seed>, programId: Address): FoundPda => {
   checkSeeds(seeds, 1)
   const key = cacheKey(seeds, programId)
-  const hit = cache.get(key)
+  const hit = found.peek(key)
   if (hit !== undefined) return hit
   for (let bump = 255; bump >= 0; bump--) {
     const address = deriveCandidate([...seeds, Uint8Array.of(bump)], programId)
-    if (address !== undefined) {
-      if (cache.size >= CACHE_ENTRIES_MAX) cache.clear()
-      const found = { address, bump }
-      cache.set(key, found)
-      return found
-    }
+    if (address !== undefined) return found.keep(key, { address, bump })
   }
   throw new RangeError("no viable bump seed")
 }

@@ -19,8 +19,8 @@ const ZERO32 = new Uint8Array(32)
  * Base58 through kit's codec is a BigInt loop (about 7 KB of garbage per 32-byte key, both ways),
  * and the keys an engine decodes and checks recur (its curves, mints, vaults, wallets): each is
  * converted once and kept, keyed by its 32 bytes (as a latin1 string) or by its text (three memos:
- * bytes to text, text checked, text to bytes). Bounded: a memo that reaches `ADDRESS_MEMO_MAX` entries is cleared. Pure functions of their input, so a
- * hit answers exactly what the codec would.
+ * bytes to text, text checked, text to bytes). Bounded: a memo that reaches `ADDRESS_MEMO_MAX`
+ * entries is cleared. Pure functions of their input, so a hit answers exactly what the codec would.
  */
 export const ADDRESS_MEMO_MAX = 4_096
 const addressOfBytes = new BoundedMemo<string, Address>(ADDRESS_MEMO_MAX)
@@ -63,7 +63,7 @@ export const isCheckedAddress = (text: string): boolean => checkedText.has(text)
  */
 export const addressFromBytesOnce = (bytes: Uint8Array): Address => addressDecoder.decode(bytes)
 
-/** Entries kept now (bytes → address, text checked): for tests of the bound. */
+/** Entries kept now (bytes → address, text checked, address → bytes): for tests of the bound. */
 export const addressMemoSizes = (): { readonly bytes: number; readonly text: number; readonly toBytes: number } => ({
   bytes: addressOfBytes.size,
   text: checkedText.size,
