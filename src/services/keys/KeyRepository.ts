@@ -276,13 +276,18 @@ export const usageStatement = (sql: SqlClient.SqlClient, rows: Statement.Fragmen
             trade_count = agent_key_usage_daily.trade_count + EXCLUDED.trade_count,
             launch_count = agent_key_usage_daily.launch_count + EXCLUDED.launch_count`
 
+/** `recordUsage`'s write (a statement alone, or a CTE of a larger one); undefined before metering started. */
+export const usageEventStatement = (sql: SqlClient.SqlClient, e: UsageEvent): Statement.Fragment | undefined =>
+  e.atMs < USAGE_SINCE_MS
+    ? undefined
+    : usageStatement(sql, sql`VALUES (${e.keyId}, ${isoDay(e.atMs)}::date, ${String(e.usdMicros)}, ${e.trades}, ${e.launches})`)
+
 /** Adds one metered event to its UTC day; events before metering started are not recorded. */
 export const recordUsage = (e: UsageEvent): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
-  e.atMs < USAGE_SINCE_MS
-    ? Effect.succeed(false)
-    : Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql`${usageStatement(sql, sql`VALUES (${e.keyId}, ${isoDay(e.atMs)}::date, ${String(e.usdMicros)}, ${e.trades}, ${e.launches})`)}`
-      ).pipe(Effect.as(true))
+  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+    const statement = usageEventStatement(sql, e)
+    return statement === undefined ? Effect.succeed(false) : sql`${statement}`.pipe(Effect.as(true))
+  })
 
 interface UsageRowDb {
   readonly key_id: string

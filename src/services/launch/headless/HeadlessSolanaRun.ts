@@ -4,7 +4,6 @@
  * leaves; a confirmation timeout leaves the row in flight and reads the chain until the attempt
  * is decided (`recoveryMaxMs`); a resumed row that reached `sent` is only ever read, never resent.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Either, Option } from "effect"
 import { awaitUntil } from "../../../platform/AwaitUntil.js"
 import { solanaLaunchResult } from "../internal/LaunchRecords.js"
@@ -71,14 +70,11 @@ export const makeHeadlessSolanaRun = (ctx: HeadlessContext, gates: HeadlessGates
   const runSolana = (a: Attempt) =>
     solana
       .launch(solanaInput(a), (sending) =>
-        ledger.sent(a.ref, { mint: sending.mint, pool: sending.curve, signature: sending.signature }, fenced(a.ref, (record) =>
-          Effect.gen(function* () {
-            const s = yield* SqlClient.SqlClient
-            yield* s`
-              UPDATE headless_launch_attempts SET last_valid_block_height = ${sending.lastValidBlockHeight.toString()}::numeric
-              WHERE account_id = ${a.ref.accountId} AND client_launch_id = ${a.ref.clientLaunchId} AND attempt = ${a.ref.attempt}`
-            yield* attributed({ accountId: a.ref.accountId, keyId: a.resolved.keyId }, a.request, sending.mint)(record)
-          })
+        // The attempt's last valid block height rides in the attribution's statement (one round trip).
+        ledger.sent(a.ref, { mint: sending.mint, pool: sending.curve, signature: sending.signature }, fenced(a.ref,
+          attributed({ accountId: a.ref.accountId, keyId: a.resolved.keyId }, a.request, sending.mint, (s) => s`
+            UPDATE headless_launch_attempts SET last_valid_block_height = ${sending.lastValidBlockHeight.toString()}::numeric
+            WHERE account_id = ${a.ref.accountId} AND client_launch_id = ${a.ref.clientLaunchId} AND attempt = ${a.ref.attempt}`)
         ))
       )
       .pipe(

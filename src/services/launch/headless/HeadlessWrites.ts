@@ -3,6 +3,8 @@
  * transaction (before the transaction leaves), the confirmed and failed writes, and a definitive
  * failure recorded on the ledger behind the row's lease (releasing the dev buy's spend hold).
  */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
 import { Effect } from "effect"
 import { attribute, confirmedWrites, failedWrites } from "../internal/LaunchRecords.js"
 import { launchStorage } from "../internal/LaunchGates.js"
@@ -22,9 +24,13 @@ export const makeHeadlessWrites = (ctx: HeadlessContext, spend: HeadlessSpend) =
 
   const links = { baseUrl: config.baseUrl, solanaExplorerUrl: config.solanaExplorerUrl }
 
-  /** Written in the `sent` transaction: the attribution, before the transaction leaves. */
-  const attributed = (caller: { accountId: string; keyId: string }, request: LaunchRequest, mint: string): Also =>
-    attribute({ ...caller, path: "headless", chain: request.chain, mint, visibility: request.visibility }, deps.agentLaunches)
+  /** Written in the `sent` transaction: the attribution, before the transaction leaves (`riding`: a write in the same statement). */
+  const attributed = (
+    caller: { accountId: string; keyId: string },
+    request: LaunchRequest,
+    mint: string,
+    riding?: (sql: SqlClient.SqlClient) => Statement.Fragment
+  ): Also => attribute({ ...caller, path: "headless", chain: request.chain, mint, visibility: request.visibility }, deps.agentLaunches, riding)
 
   /** Written in the `confirm` transaction. */
   const confirmedAlso = (keyId: string, fee: { readonly quoteAsset: string; readonly feeRaw: bigint } | null, devBuy: unknown): Also =>

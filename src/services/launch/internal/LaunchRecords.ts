@@ -14,9 +14,9 @@ import { type Chain, normalizeAddress } from "../../../domain/Chain.js"
 import { curveTerms } from "../../../domain/CurveMath.js"
 import { findEconomics, firstBuyInRaw, MATRIX_VERSION } from "../../../domain/Economics.js"
 import { findQuotePair } from "../../../domain/QuotePairs.js"
-import { addFee } from "../../accounts/AccountRepository.js"
-import { recordUsage } from "../../keys/KeyRepository.js"
-import { enqueueEvent } from "../../webhooks/Outbox.js"
+import { addFeeStatement } from "../../accounts/AccountRepository.js"
+import { usageEventStatement } from "../../keys/KeyRepository.js"
+import { enqueueEvent, enqueueStatement } from "../../webhooks/Outbox.js"
 import type { Also, LaunchRecord } from "../LaunchLedger.js"
 import type { LaunchPath, StoredResult } from "../LaunchLedgerMachine.js"
 import type { HoodOperation } from "../HoodOperation.js"
@@ -142,15 +142,18 @@ export interface Attribution {
 
 /**
  * The attribution (`launched_tokens` and the `AgentLaunches` registry), written before the
- * launch can land so its first feed row already reads `isAgent`. The registry is a set: adding a
+ * launch can land so its first feed row already reads `isAgent`; `riding`, a write of the caller's
+ * on another table, goes in the same statement. The registry is a set: adding a
  * mint whose transaction then rolls back or never lands only names a token that never trades.
  */
 export const attribute =
-  (a: Attribution, registry: AgentLaunches): Also =>
+  (a: Attribution, registry: AgentLaunches, riding?: (sql: SqlClient.SqlClient) => Statement.Fragment): Also =>
   (record) =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      yield* attributionStatement(sql, a, record.clientLaunchId, yield* Clock.currentTimeMillis)
+      const token = attributionStatement(sql, a, record.clientLaunchId, yield* Clock.currentTimeMillis)
+      // A write of the caller's on another table rides in the same statement, as its CTE (one round trip).
+      yield* riding === undefined ? token : sql`WITH riding AS (${riding(sql)}) ${token}`
       announceAttribution(a, registry)
     })
 
@@ -179,7 +182,12 @@ export interface ConfirmedWrites {
   readonly visibility?: string
 }
 
-/** Written in the ledger's confirming transaction (3.1 "Also"). */
+/**
+ * Written in the ledger's confirming transaction (3.1 "Also"), in ONE statement: the token row
+ * confirmed (and promoted), the key's launch metered, the platform fee added to the account's
+ * totals and `launch.confirmed` enqueued, each a CTE on a different table (one round trip where
+ * there were four; what commits is the same).
+ */
 export const confirmedWrites =
   (w: ConfirmedWrites): Also =>
   (record) =>
@@ -187,20 +195,25 @@ export const confirmedWrites =
       const sql = yield* SqlClient.SqlClient
       const nowMs = yield* Clock.currentTimeMillis
       const mint = normalizeAddress(record.chain, record.mint ?? "")
-      yield* w.visibility === undefined
-        ? sql`UPDATE launched_tokens SET confirmed_at = ${new Date(nowMs)} WHERE chain = ${record.chain} AND mint = ${mint}`
-        : sql`UPDATE launched_tokens SET confirmed_at = ${new Date(nowMs)}, visibility = ${w.visibility} WHERE chain = ${record.chain} AND mint = ${mint}`
-      yield* recordUsage({ keyId: w.keyId, atMs: nowMs, usdMicros: 0, trades: 0, launches: 1 })
-      if (w.fee !== null && w.fee.feeRaw > 0n) yield* addFee(record.accountId, record.chain, w.fee.quoteAsset, w.fee.feeRaw)
-      yield* enqueueEvent(record.accountId, "launch.confirmed", {
+      const parts: Array<Statement.Fragment> = [
+        w.visibility === undefined
+          ? sql`token AS (UPDATE launched_tokens SET confirmed_at = ${new Date(nowMs)} WHERE chain = ${record.chain} AND mint = ${mint})`
+          : sql`token AS (UPDATE launched_tokens SET confirmed_at = ${new Date(nowMs)}, visibility = ${w.visibility} WHERE chain = ${record.chain} AND mint = ${mint})`
+      ]
+      const usage = usageEventStatement(sql, { keyId: w.keyId, atMs: nowMs, usdMicros: 0, trades: 0, launches: 1 })
+      if (usage !== undefined) parts.push(sql`usage AS (${usage})`)
+      if (w.fee !== null && w.fee.feeRaw > 0n) parts.push(sql`fee AS (${addFeeStatement(sql, record.accountId, record.chain, w.fee.quoteAsset, w.fee.feeRaw)})`)
+      const { statement } = yield* enqueueStatement(sql, record.accountId, "launch.confirmed", {
         clientLaunchId: record.clientLaunchId,
         chain: record.chain,
         mint: record.mint,
         pool: record.pool,
         signature: record.signature,
         ...(w.devBuy !== undefined ? { devBuy: w.devBuy } : {})
-      })
-    }).pipe(Effect.asVoid)
+      }, nowMs)
+      parts.push(sql`event AS (${statement})`)
+      yield* sql`WITH ${sql.join(", ", false)(parts)} SELECT 1`
+    })
 
 /**
  * Written in the ledger's failing transaction: `launch.failed` (the attempt had been accepted), its
