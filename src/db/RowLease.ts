@@ -52,6 +52,8 @@ export interface RowLeases {
    * may drive it).
    */
   readonly claimIn: (kind: string, key: string) => Effect.Effect<void, SqlError, SqlClient.SqlClient>
+  /** `claimIn`'s write as a statement of its own or a CTE of the caller's (the row's first write rides with it: one round trip). */
+  readonly claim: (kind: string, key: string) => Statement.Fragment
   /** In the caller's transaction: extends this process's lease, or dies with `RowLeaseLost`. */
   readonly fenceIn: (kind: string, key: string) => Effect.Effect<void, SqlError, SqlClient.SqlClient>
   /**
@@ -112,12 +114,11 @@ export const makeRowLeases = (sql: SqlClient.SqlClient, options: RowLeaseOptions
       (rows) => rows[0]?.owner === owner
     )
 
-  const claimIn: RowLeases["claimIn"] = (kind, key) =>
-    Effect.flatMap(SqlClient.SqlClient, (s) =>
-      Effect.asVoid(s`
+  const claimBy = (s: SqlClient.SqlClient, kind: string, key: string) => s`
         INSERT INTO row_leases (kind, key, owner, expires_at) VALUES (${kind}, ${key}, ${owner}, ${ends(s)})
-        ON CONFLICT (kind, key) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at`)
-    )
+        ON CONFLICT (kind, key) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at`
+  const claimIn: RowLeases["claimIn"] = (kind, key) => Effect.flatMap(SqlClient.SqlClient, (s) => Effect.asVoid(s`${claimBy(s, kind, key)}`))
+  const claim: RowLeases["claim"] = (kind, key) => claimBy(sql, kind, key)
 
   const fenceIn: RowLeases["fenceIn"] = (kind, key) =>
     Effect.flatMap(SqlClient.SqlClient, (s) => Effect.flatMap(renewedBy(s, kind, key), (held) => (held ? Effect.void : Effect.die(lost(kind, key)))))
@@ -155,7 +156,7 @@ export const makeRowLeases = (sql: SqlClient.SqlClient, options: RowLeaseOptions
     )
   }
 
-  return { owner, leaseMs, take, claimIn, fenceIn, renewal, fenced, renew, release, live, whileHeld }
+  return { owner, leaseMs, take, claimIn, claim, fenceIn, renewal, fenced, renew, release, live, whileHeld }
 }
 
 export interface RunAloneOptions {

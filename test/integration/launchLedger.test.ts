@@ -8,9 +8,10 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { type Context, Effect, Either, Exit, Layer, Scope } from "effect"
+import { Cause, Context, Effect, Either, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Database from "../../src/db/Database.js"
+import { makeRowLeases, type RowLeases } from "../../src/db/RowLease.js"
 import { planById, resolvePlans } from "../../src/domain/Plans.js"
 import type { CanonicalJson } from "../../src/services/launch/Idempotency.js"
 import {
@@ -74,6 +75,8 @@ const ledgerSuite = (options: () => Database.DatabaseOptions, pools: number) => 
     run(Effect.flatMap(LaunchLedger, f), pool)
 
   const newAccount = () => `acct-ledger-${process.pid}-${++accountSeq}`
+  /** The SQL client of pool `pool`. */
+  const sqlOf = (pool: number): SqlClient.SqlClient => Context.get(contexts[pool % contexts.length]!, SqlClient.SqlClient)
 
   const input = (accountId: string, clientLaunchId: string, o: Partial<BeginInput> = {}): BeginInput => ({
     accountId,
@@ -365,6 +368,48 @@ const ledgerSuite = (options: () => Database.DatabaseOptions, pools: number) => 
     expect(await keys()).toEqual([])
     await ledger((l) => l.confirm(ref, { success: true }, {}, (record) => put(`${key}-${record.state}`)))
     expect(await keys()).toEqual([`${key}-confirmed`])
+  })
+
+  it("a fenced transition writes under the lease only: held, the row moves, the also commits and the lease is renewed; lost, it dies and writes nothing", async () => {
+    at(T0)
+    const account = newAccount()
+    const ref = await accept(input(account, "fence-id"))
+    const leaseKey = `fence-${account}`
+    const ours = makeRowLeases(sqlOf(0), { leaseMs: 60_000, owner: `ours-${account}` })
+    const theirs = makeRowLeases(sqlOf(0), { leaseMs: 60_000, owner: `theirs-${account}` })
+    const fenceOf = (leases: RowLeases) => ({
+      renewal: leases.renewal("launch-test", leaseKey),
+      check: (held: boolean) => leases.fenced("launch-test", leaseKey, held, undefined)
+    })
+    const put = (suffix: string) =>
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql`INSERT INTO meta (key, value) VALUES (${`${leaseKey}-${suffix}`}, '{}'::jsonb)`).pipe(Effect.asVoid)
+    const keys = () =>
+      run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ key: string }>`SELECT key FROM meta WHERE key LIKE ${`${leaseKey}%`} ORDER BY key`)).then((r) =>
+        r.map((x) => x.key)
+      )
+    const expiresAt = () =>
+      run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ owner: string; ms: number }>`
+        SELECT owner, (extract(epoch FROM expires_at) * 1000)::float8 AS ms FROM row_leases WHERE kind = 'launch-test' AND key = ${leaseKey}`)).then((r) => r[0])
+    expect(await run(ours.take("launch-test", leaseKey))).toBe(true)
+    const before = await expiresAt()
+    // Held: the row moves to confirming, the also commits, the lease is extended.
+    const sent = await ledger((l) => l.sent(ref, { mint: "M", signature: "S" }, () => put("sent"), fenceOf(ours)))
+    expect(sent.state).toBe("confirming")
+    expect(await keys()).toEqual([`${leaseKey}-sent`])
+    const after = await expiresAt()
+    expect(after!.owner).toBe(`ours-${account}`)
+    expect(after!.ms).toBeGreaterThanOrEqual(before!.ms)
+    // Lost (another process took the row over): the confirm dies with RowLeaseLost and writes nothing.
+    await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE row_leases SET expires_at = now() - interval '1 second' WHERE kind = 'launch-test' AND key = ${leaseKey}`))
+    expect(await run(theirs.take("launch-test", leaseKey))).toBe(true)
+    const lost = await ledger((l) => Effect.exit(l.confirm(ref, { success: true }, {}, () => put("confirmed"), fenceOf(ours))))
+    expect(Exit.isFailure(lost)).toBe(true)
+    if (Exit.isFailure(lost)) expect(String(Cause.squash(lost.cause))).toContain("RowLeaseLost")
+    expect((await ledger((l) => l.get(ref)))?.state).toBe("confirming")
+    expect(await keys()).toEqual([`${leaseKey}-sent`])
+    // The owner now confirms it under its own lease.
+    expect((await ledger((l) => l.confirm(ref, { success: true }, {}, () => put("confirmed"), fenceOf(theirs)))).state).toBe("confirmed")
+    expect(await keys()).toEqual([`${leaseKey}-confirmed`, `${leaseKey}-sent`])
   })
 
   it("begin's 'also' runs only when an attempt is accepted, in begin's transaction; its failure records nothing", async () => {

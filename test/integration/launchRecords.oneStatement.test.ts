@@ -40,7 +40,7 @@ const record = (mint: string, o: Partial<LaunchRecord> = {}): LaunchRecord => ({
   state: "confirmed",
   path: "headless",
   chain: "solana",
-  payer: "main",
+  payer: "embedded",
   bodyHash: "h",
   attempt: 1,
   slot: null,

@@ -175,7 +175,11 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
       scope: yield* Effect.scope,
       leases,
       runs: yield* Effect.makeSemaphore(o.executionsMax),
-      fenced: (ref, also) => (record) => Effect.zipRight(leases.fenceIn(LAUNCH_LEASE_KIND, launchLeaseKey(ref)), also(record))
+      fenced: (ref, also) => (record) => Effect.zipRight(leases.fenceIn(LAUNCH_LEASE_KIND, launchLeaseKey(ref)), also(record)),
+      fence: (ref) => ({
+        renewal: leases.renewal(LAUNCH_LEASE_KIND, launchLeaseKey(ref)),
+        check: (held) => leases.fenced(LAUNCH_LEASE_KIND, launchLeaseKey(ref), held, undefined)
+      })
     }
 
     // The attributions recorded so far, oldest first, before any read can build a feed row.

@@ -24,6 +24,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import type { Chain } from "../../domain/Chain.js"
 import type { Plan } from "../../domain/Plans.js"
@@ -42,7 +43,8 @@ import {
   selectRowAndDayUsed,
   slotsUsed,
   takeSlot,
-  updateRow
+  updateRow,
+  updateRowFenced
 } from "./internal/ledgerSql.js"
 import {
   type LaunchPath,
@@ -126,6 +128,18 @@ export type AdmissionPreview = { readonly _tag: "WouldAccept"; readonly fresh: b
 /** The caller's own writes for a settled attempt, run in the ledger's transaction. */
 export type Also<E = never> = (record: LaunchRecord) => Effect.Effect<void, SqlError | E, SqlClient.SqlClient>
 
+/**
+ * The lease a transition is made under (`RowLeases.renewal` and `fenced` of the row's lease): its
+ * renewal rides in the statement that writes the ledger row (one round trip), and a lease found
+ * lost dies with `RowLeaseLost` (`lost`), rolling the transaction back with the caller's `Also`:
+ * a process that no longer owns the row writes nothing, as `RowLeases.fenceIn` would have it.
+ */
+export interface LedgerFence {
+  readonly renewal: Statement.Fragment
+  /** Nothing when the lease held; otherwise dies (`RowLeases.fenced`). */
+  readonly check: (held: boolean) => Effect.Effect<void>
+}
+
 export interface LaunchLedgerShape {
   /**
    * Idempotency begin and daily cap in one transaction: accept a new attempt, replay, or refuse.
@@ -140,14 +154,14 @@ export interface LaunchLedgerShape {
   /** The row and today's slots in one statement, without locks: a build's repeat rules and its `preview` read once. */
   readonly peek: (ref: LaunchRef) => Effect.Effect<LedgerPeek, SqlError>
   /** The attempt's transaction is about to leave: the row moves to `confirming` with what is known on chain. */
-  readonly sent: (ref: AttemptRef, onChain: OnChain, also?: Also) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
+  readonly sent: (ref: AttemptRef, onChain: OnChain, also?: Also, fence?: LedgerFence) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
   /** Confirmation succeeded: store the result for replay. */
-  readonly confirm: (ref: AttemptRef, result: StoredResult, onChain: OnChain, also?: Also) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
+  readonly confirm: (ref: AttemptRef, result: StoredResult, onChain: OnChain, also?: Also, fence?: LedgerFence) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
   /** Definitive failure: its reason recorded (`errorCode` of the row), the slot refunded unless `keepSlot`. */
   readonly fail: (
     ref: AttemptRef,
     reason: LaunchErrorReason,
-    options?: { readonly keepSlot?: boolean; readonly also?: Also }
+    options?: { readonly keepSlot?: boolean; readonly also?: Also; readonly fence?: LedgerFence }
   ) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
   /** Confirmation timed out: the row stays in flight and keeps its slot (checks the attempt is current). */
   readonly timedOut: (ref: AttemptRef) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
@@ -256,10 +270,11 @@ const beginEvent = (input: BeginInput, bodyHash: string, nowMs: number): LedgerE
 })
 
 /**
- * Locks the row, steps it with `event`, applies the slots and writes it, then runs `also` on
- * the settled record: one transaction.
+ * Locks the row, steps it with `event`, applies the slots and writes it (with `fence`, the lease's
+ * renewal in the same statement, a lost lease dying), then runs `also` on the settled record: one
+ * transaction.
  */
-const transition = <E = never>(ref: LaunchRef, event: (nowMs: number) => LedgerEvent, also: Also<E> | undefined) =>
+const transition = <E = never>(ref: LaunchRef, event: (nowMs: number) => LedgerEvent, also: Also<E> | undefined, fence?: LedgerFence) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.withTransaction(
       Effect.gen(function* () {
@@ -271,7 +286,8 @@ const transition = <E = never>(ref: LaunchRef, event: (nowMs: number) => LedgerE
         yield* applySlots(ref.accountId, outputs, 0, nowMs)
         const record = withRow(current, next)
         if (record === current) return record
-        yield* updateRow(record)
+        if (fence === undefined) yield* updateRow(record)
+        else yield* fence.check(yield* updateRowFenced(record, fence.renewal))
         if (also !== undefined) yield* also(record)
         return record
       })
@@ -356,20 +372,21 @@ const preview = Effect.fn("LaunchLedger.preview")(function* (input: BeginInput, 
   return { _tag: "WouldAccept", fresh: current !== undefined } as const
 })
 
-const sent = Effect.fn("LaunchLedger.sent")((ref: AttemptRef, onChain: OnChain, also?: Also) =>
-  transition(ref, (nowMs) => ({ _tag: "Sent", attempt: ref.attempt, onChain, nowMs }), also)
+const sent = Effect.fn("LaunchLedger.sent")((ref: AttemptRef, onChain: OnChain, also?: Also, fence?: LedgerFence) =>
+  transition(ref, (nowMs) => ({ _tag: "Sent", attempt: ref.attempt, onChain, nowMs }), also, fence)
 )
 
-const confirm = Effect.fn("LaunchLedger.confirm")((ref: AttemptRef, result: StoredResult, onChain: OnChain, also?: Also) =>
-  transition(ref, (nowMs) => ({ _tag: "Confirmed", attempt: ref.attempt, result, onChain, nowMs }), also)
+const confirm = Effect.fn("LaunchLedger.confirm")((ref: AttemptRef, result: StoredResult, onChain: OnChain, also?: Also, fence?: LedgerFence) =>
+  transition(ref, (nowMs) => ({ _tag: "Confirmed", attempt: ref.attempt, result, onChain, nowMs }), also, fence)
 )
 
 const fail = Effect.fn("LaunchLedger.fail")(
-  (ref: AttemptRef, errorCode: LaunchErrorReason, options?: { readonly keepSlot?: boolean; readonly also?: Also }) =>
+  (ref: AttemptRef, errorCode: LaunchErrorReason, options?: { readonly keepSlot?: boolean; readonly also?: Also; readonly fence?: LedgerFence }) =>
     transition(
       ref,
       (nowMs) => ({ _tag: "Failed", attempt: ref.attempt, errorCode, keepSlot: options?.keepSlot ?? false, nowMs }),
-      options?.also
+      options?.also,
+      options?.fence
     )
 )
 

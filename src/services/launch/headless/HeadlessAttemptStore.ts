@@ -4,6 +4,7 @@
  * `sent` transaction, and read back by a resumed run. And the attempt's row-lease key.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
 import { Clock, Effect } from "effect"
 import type { Also, AttemptRef, LaunchRecord, LaunchRef } from "../LaunchLedger.js"
 import { decodeStoredRequest, encodeStoredRequest } from "../StoredRequest.js"
@@ -13,11 +14,13 @@ export const LAUNCH_LEASE_KIND = "launch"
 
 export const launchLeaseKey = (ref: LaunchRef): string => JSON.stringify([ref.accountId, ref.clientLaunchId])
 
-export const writeAttempt = (a: Attempt): Also => () =>
+/** The attempt's inputs; `riding` (the lease's claim, `RowLeases.claim`), a write on another table, in the same statement. */
+export const writeAttempt = (a: Attempt, riding?: Statement.Fragment): Also => () =>
   Effect.gen(function* () {
     const s = yield* SqlClient.SqlClient
     const at = new Date(yield* Clock.currentTimeMillis)
     yield* s`
+      ${riding === undefined ? s.literal("") : s`WITH riding AS (${riding})`}
       INSERT INTO headless_launch_attempts (account_id, client_launch_id, attempt, request, resolved, created_at)
       VALUES (${a.ref.accountId}, ${a.ref.clientLaunchId}, ${a.ref.attempt}, ${JSON.stringify(encodeStoredRequest(a.request))}::jsonb,
         ${JSON.stringify(a.resolved)}::jsonb, ${at})

@@ -8,7 +8,7 @@ import type { Effect, Scope } from "effect"
 import type { RowLeases } from "../../../db/RowLease.js"
 import type { Principal } from "../../wallets/Principal.js"
 import type { HeadlessLaunchConfig, HeadlessLaunchDeps } from "../HeadlessLaunch.js"
-import type { Also, AttemptRef, LaunchRef } from "../LaunchLedger.js"
+import type { Also, AttemptRef, LaunchRef, LedgerFence } from "../LaunchLedger.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 
 export interface HeadlessContext {
@@ -23,6 +23,8 @@ export interface HeadlessContext {
   readonly runs: Effect.Semaphore
   /** `also` behind the row's lease: a process that no longer owns the row writes (and so sends) nothing. */
   readonly fenced: (ref: LaunchRef, also: Also) => Also
+  /** The row's lease for a ledger transition (`sent`, `confirm`, `fail`): its renewal rides in the ledger row's write, as `fenced`'s check would. */
+  readonly fence: (ref: LaunchRef) => LedgerFence
 }
 
 /** What a headless attempt resolved at acceptance, stored beside it (`headless_launch_attempts`). */

@@ -52,8 +52,8 @@ export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGate
           attempt = { ref: { accountId: record.accountId, clientLaunchId: record.clientLaunchId, attempt: record.attempt }, request, resolved }
           // The dev buy's hold under the key's lock: a refusal rolls the acceptance back (nothing recorded).
           const held = spendGate.holdIn(caller, request, attempt.ref, spend)
-          // The accepting process owns the new attempt from the transaction that makes it in flight.
-          return Effect.zipRight(held, Effect.zipRight(writeAttempt(attempt)(record), leases.claimIn(LAUNCH_LEASE_KIND, launchLeaseKey(record))))
+          // The accepting process owns the new attempt from the transaction that makes it in flight (its claim rides with the inputs' write).
+          return Effect.zipRight(held, writeAttempt(attempt, leases.claim(LAUNCH_LEASE_KIND, launchLeaseKey(record)))(record))
         })
         .pipe(
           Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)), SpendError: (e) => Effect.fail(fromSpend(e)) }),

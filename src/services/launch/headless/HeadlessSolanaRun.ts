@@ -19,7 +19,7 @@ import type { HeadlessWrites } from "./HeadlessWrites.js"
 export type HeadlessSolanaRun = ReturnType<typeof makeHeadlessSolanaRun>
 
 export const makeHeadlessSolanaRun = (ctx: HeadlessContext, gates: HeadlessGates, writes: HeadlessWrites, spend: HeadlessSpend) => {
-  const { o, deps, withSql, fenced } = ctx
+  const { o, deps, withSql, fence } = ctx
   const { ledger, solana } = deps
   const { solanaSpec } = gates
   const { links, attributed, confirmedAlso, settleFailure } = writes
@@ -28,12 +28,12 @@ export const makeHeadlessSolanaRun = (ctx: HeadlessContext, gates: HeadlessGates
     const result = solanaLaunchResult(links, a.request, launched)
     const fee = launched.fee === null ? null : { quoteAsset: a.request.quoteAsset, feeRaw: launched.fee.feeRaw }
     return ledger
-      .confirm(a.ref, result, { mint: launched.mint, pool: launched.curve, signature: launched.signature }, fenced(a.ref, (record) =>
+      .confirm(a.ref, result, { mint: launched.mint, pool: launched.curve, signature: launched.signature }, (record) =>
         Effect.zipRight(
           // The dev buy rode in the launch transaction: it landed with it (none planned: nothing was spent).
           launched.devBuy !== null ? spend.bookDevBuy(a)(record) : spend.releaseDevBuy(a.ref)(record),
           confirmedAlso(a.resolved.keyId, fee, result.devBuy)(record)
-        )))
+        ), fence(a.ref))
       .pipe(Effect.as(result))
   }
 
@@ -71,11 +71,12 @@ export const makeHeadlessSolanaRun = (ctx: HeadlessContext, gates: HeadlessGates
     solana
       .launch(solanaInput(a), (sending) =>
         // The attempt's last valid block height rides in the attribution's statement (one round trip).
-        ledger.sent(a.ref, { mint: sending.mint, pool: sending.curve, signature: sending.signature }, fenced(a.ref,
+        ledger.sent(a.ref, { mint: sending.mint, pool: sending.curve, signature: sending.signature },
           attributed({ accountId: a.ref.accountId, keyId: a.resolved.keyId }, a.request, sending.mint, (s) => s`
             UPDATE headless_launch_attempts SET last_valid_block_height = ${sending.lastValidBlockHeight.toString()}::numeric
-            WHERE account_id = ${a.ref.accountId} AND client_launch_id = ${a.ref.clientLaunchId} AND attempt = ${a.ref.attempt}`)
-        ))
+            WHERE account_id = ${a.ref.accountId} AND client_launch_id = ${a.ref.clientLaunchId} AND attempt = ${a.ref.attempt}`),
+          fence(a.ref)
+        )
       )
       .pipe(
         Effect.flatMap((launched) => confirmSolana(a, launched)),

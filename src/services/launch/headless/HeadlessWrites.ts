@@ -19,7 +19,7 @@ const storage = launchStorage
 export type HeadlessWrites = ReturnType<typeof makeHeadlessWrites>
 
 export const makeHeadlessWrites = (ctx: HeadlessContext, spend: HeadlessSpend) => {
-  const { config, deps, fenced } = ctx
+  const { config, deps, fence } = ctx
   const { ledger } = deps
 
   const links = { baseUrl: config.baseUrl, solanaExplorerUrl: config.solanaExplorerUrl }
@@ -41,7 +41,7 @@ export const makeHeadlessWrites = (ctx: HeadlessContext, spend: HeadlessSpend) =
 
   const settleFailure = (ref: AttemptRef, error: LaunchError) => {
     // The attempt failed: its dev buy's hold is released with the failure.
-    return ledger.fail(ref, error.reason, { also: fenced(ref, (record) => Effect.zipRight(spend.releaseDevBuy(ref)(record), failedAlso(record))) }).pipe(
+    return ledger.fail(ref, error.reason, { also: (record) => Effect.zipRight(spend.releaseDevBuy(ref)(record), failedAlso(record)), fence: fence(ref) }).pipe(
       Effect.catchTag("LaunchLedgerError", () => Effect.void),
       storage("recording the failure"),
       Effect.zipRight(Effect.fail(error))

@@ -133,18 +133,30 @@ export const insertRowTakingSlot = (
     )
   })
 
-/** Writes every mutable column of a row already locked by this transaction. */
-export const updateRow = (r: LaunchRecord): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql`
+const updateStatement = (sql: SqlClient.SqlClient, r: LaunchRecord, gate?: string): Statement.Fragment => sql`
       UPDATE launch_ledger SET
         chain = ${r.chain}, payer = ${r.payer}, key_id = ${r.keyId}, state = ${r.state}, attempt = ${r.attempt},
         slot_day = ${r.slot?.day ?? null}::date, slot_kept = ${r.slot?.kept ?? false}, error_code = ${r.errorCode},
         mint = ${r.mint}, pool = ${r.pool}, signature = ${r.signature}, result = ${resultJson(r.result)}::jsonb,
         attempt_started_at = ${new Date(r.attemptStartedAtMs)}, updated_at = ${new Date(r.updatedAtMs)}
-      WHERE account_id = ${r.accountId} AND client_launch_id = ${r.clientLaunchId}`
-  ).pipe(Effect.asVoid)
+      WHERE account_id = ${r.accountId} AND client_launch_id = ${r.clientLaunchId} ${gatedOn(sql, gate)}`
+
+/** Writes every mutable column of a row already locked by this transaction. */
+export const updateRow = (r: LaunchRecord): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`${updateStatement(sql, r)}`).pipe(Effect.asVoid)
+
+/**
+ * `updateRow` with a lease's renewal (`RowLeases.renewal`) as the statement's first CTE, the update
+ * gated on it: one round trip for both. Whether the lease held (not: nothing was written, and the
+ * caller dies, rolling its transaction back).
+ */
+export const updateRowFenced = (r: LaunchRecord, renewal: Statement.Fragment): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<{ held: boolean }>`
+      WITH lease AS (${renewal}), moved AS (${updateStatement(sql, r, "lease")})
+      SELECT EXISTS (SELECT 1 FROM lease) AS held`
+  ).pipe(Effect.map((rows) => rows[0]?.held === true))
 
 /** Rows of `path` in flight, oldest attempt first (crash recovery; the partial index `launch_ledger_in_flight`). */
 export const selectInFlight = (path: LaunchPath, limit: number): Effect.Effect<ReadonlyArray<LaunchRecord>, SqlError, SqlClient.SqlClient> =>
