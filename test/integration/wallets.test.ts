@@ -284,6 +284,14 @@ describe("embedded wallets and delegation", () => {
     // The embedded wallet's backstop applies too.
     const over = solanaTx(sol.address, [transferIx(sol.address, "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin", 50_000_000_001n)])
     expect(await failed(h.provider.signWithEmbedded(acct, "solana", over))).toBe("policy_denied")
+    // The wallet's row and its policy are read in one statement: a wallet with no policy signs nothing
+    // (default-deny); its policy back, it signs again.
+    const [stored0] = await h.query<{ policy_id: string }>((sql) => sql`SELECT policy_id FROM wp_wallets WHERE account_id = ${acct} AND chain = 'solana'`)
+    const policyId = stored0!.policy_id
+    await h.query((sql) => sql`UPDATE wp_wallets SET policy_id = NULL WHERE account_id = ${acct} AND chain = 'solana'`)
+    expect(await failed(h.provider.signWithEmbedded(acct, "solana", tx))).toBe("policy_denied")
+    await h.query((sql) => sql`UPDATE wp_wallets SET policy_id = ${policyId} WHERE account_id = ${acct} AND chain = 'solana'`)
+    expect((await Effect.runPromise(h.provider.signWithEmbedded(acct, "solana", tx))).signature).toBe(signed.signature)
     const list = await h.call("GET", "/api/v1/agent/wallets", "sess-m")
     expect(list.body.embeddedWallets).toEqual([
       { chain: "evm", address: evm.address, delegation: "none" },

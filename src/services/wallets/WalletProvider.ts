@@ -125,7 +125,7 @@ interface LocalContext {
   readonly sql: SqlClient.SqlClient
   readonly masterKey: MasterKey
   readonly now: () => Date
-  readonly policyOf: ReturnType<typeof makeProviderPolicies>["policyOf"]
+  readonly policyFrom: ReturnType<typeof makeProviderPolicies>["policyFrom"]
 }
 
 interface NewWallet {
@@ -169,14 +169,6 @@ const embeddedOn = (c: LocalContext, accountId: string, chain: WalletChain) =>
     FROM wp_wallets w LEFT JOIN wp_delegations d ON d.account_id = w.account_id AND d.chain = w.chain
     WHERE w.account_id = ${accountId} AND w.chain = ${chain} AND w.custody = 'embedded'`
 
-const loadWallet = (c: LocalContext, providerWalletId: string) =>
-  Effect.gen(function* () {
-    const [row] = yield* c.sql<WpRow>`
-      SELECT id, account_id, chain, address, custody, secret_sealed, quorum_id, policy_id FROM wp_wallets WHERE id = ${providerWalletId}`
-    if (row === undefined) return yield* new WalletProviderError({ reason: "not_found", message: "no such provider wallet" })
-    return row
-  })
-
 const unsealSecret = (c: LocalContext, row: WpRow) =>
   c.masterKey
     .open(row.secret_sealed, sealAad(row.id))
@@ -186,11 +178,22 @@ const unsealSecret = (c: LocalContext, row: WpRow) =>
       )
     )
 
+/** The wallet's row and its policy's in one statement (the policy's columns null: none or unknown). */
+const loadWalletAndPolicy = (c: LocalContext, providerWalletId: string) =>
+  Effect.gen(function* () {
+    const [row] = yield* c.sql<WpRow & { policy_state: PolicyState | null; policy_rules: string | null }>`
+      SELECT w.id, w.account_id, w.chain, w.address, w.custody, w.secret_sealed, w.quorum_id, w.policy_id,
+        p.state AS policy_state, p.rules::text AS policy_rules
+      FROM wp_wallets w LEFT JOIN wp_policies p ON p.id = w.policy_id WHERE w.id = ${providerWalletId}`
+    if (row === undefined) return yield* new WalletProviderError({ reason: "not_found", message: "no such provider wallet" })
+    const policy = c.policyFrom(row.policy_state === null || row.policy_rules === null ? undefined : { state: row.policy_state, rules: row.policy_rules })
+    return { row, policy }
+  })
+
 /** Signs under the wallet's policy (the key unsealed for this call only). */
 const signUnderPolicy = (c: LocalContext, providerWalletId: string, transaction: Uint8Array) =>
   Effect.gen(function* () {
-    const row = yield* loadWallet(c, providerWalletId)
-    const policy = yield* c.policyOf(row.policy_id)
+    const { row, policy } = yield* loadWalletAndPolicy(c, providerWalletId)
     if (policy.state !== "active") {
       return yield* new WalletProviderError({
         reason: "policy_denied",
@@ -225,8 +228,8 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
     const policies = makeProviderPolicies(sql, rules, now)
-    const { createBackstopPolicy, policyOf } = policies
-    const c: LocalContext = { sql, masterKey, now, policyOf }
+    const { createBackstopPolicy, policyFrom } = policies
+    const c: LocalContext = { sql, masterKey, now, policyFrom }
     const embeddedRows = (accountId: string) => rowsOfEmbedded(c, accountId)
     const sign = (providerWalletId: string, transaction: Uint8Array) => signUnderPolicy(c, providerWalletId, transaction)
 

@@ -20,13 +20,9 @@ export const makeProviderPolicies = (sql: SqlClient.SqlClient, rules: BackstopRu
     return id
   })
 
-  const policyOf = (policyId: string | null) =>
-    Effect.gen(function* () {
-      if (policyId === null) return { state: "default_deny" as PolicyState, rules }
-      const [row] = yield* sql<{ state: PolicyState; rules: string }>`SELECT state, rules::text AS rules FROM wp_policies WHERE id = ${policyId}`
-      if (row === undefined) return { state: "default_deny" as PolicyState, rules }
-      return { state: row.state, rules: rulesFromJson(JSON.parse(row.rules) as BackstopRulesJson) }
-    })
+  /** A wallet's policy from its row (`row` undefined: none or unknown, `default_deny` under the backstop's rules). */
+  const policyFrom = (row: { readonly state: PolicyState; readonly rules: string } | undefined) =>
+    row === undefined ? { state: "default_deny" as PolicyState, rules } : { state: row.state, rules: rulesFromJson(JSON.parse(row.rules) as BackstopRulesJson) }
 
   const setPolicyState = (policyId: string, state: PolicyState) =>
     Effect.asVoid(sql`UPDATE wp_policies SET state = ${state}, updated_at = ${now()} WHERE id = ${policyId}`)
@@ -42,5 +38,5 @@ export const makeProviderPolicies = (sql: SqlClient.SqlClient, rules: BackstopRu
       return id
     })
 
-  return { createBackstopPolicy, policyOf, setPolicyState, policyState, registerSignerQuorum }
+  return { createBackstopPolicy, policyFrom, setPolicyState, policyState, registerSignerQuorum }
 }
