@@ -8,7 +8,7 @@
  * Cases: `GET /api/v1/launch/headless/jobs/{unknown}` (the key-authenticated floor: one ledger
  * read), `POST /api/v1/launch/headless/dry-run` (Solana, 0.1 SOL dev buy, as `bench/launch.ts`)
  * and, with `--trade`, `POST /api/v1/trade/agent/build` with `dryRun: true` (as `bench/trade.ts`,
- * on a token the engine launched first), and with `--atomic` `POST /api/v1/launch/atomic/build` with four
+ * on a token the engine launched first) and the one-shot `POST /api/v1/trade/agent/submit` (payer main, blocking), and with `--atomic` `POST /api/v1/launch/atomic/build` with four
  * main-payer legs (as `bench/atomicBundle.ts`), and with `--launch` `POST /api/v1/launch/headless` itself
  * (blocking: a launch with a 0.1 SOL dev buy, sent and confirmed; the statements of the whole launch,
  * its confirmation and the market it creates, background included).
@@ -115,6 +115,14 @@ const main = async () => {
           const n = ++seq
           const body = { clientTradeId: `build-${n}`, chain: "solana" as const, mint, side: "buy" as const, amountIn: String(10_000_000 + n), slippageBps: 300, dryRun: true }
           expectData("build", await agent.POST("/api/v1/trade/agent/build", { body }), 200)
+        }
+      })
+      cases.push({
+        label: "POST /api/v1/trade/agent/submit (payer main, blocking: buy 0.01 SOL signed, sent and executed)",
+        op: async () => {
+          const n = ++seq
+          const body = { clientTradeId: `submit-${n}`, chain: "solana" as const, mint, side: "buy" as const, amountIn: String(10_000_000 + n), slippageBps: 300 }
+          expectData("submit", await agent.POST("/api/v1/trade/agent/submit", { body }), 200)
         }
       })
     }

@@ -178,22 +178,53 @@ const unsealSecret = (c: LocalContext, row: WpRow) =>
       )
     )
 
-/** The wallet's row and its policy's in one statement (the policy's columns null: none or unknown). */
+type WalletPolicyRow = WpRow & { readonly policy_state: PolicyState | null; readonly policy_rules: string | null }
+
+/** A wallet's columns and its policy's (`LEFT JOIN`: null when it has none). */
+const walletAndPolicy = (c: LocalContext) => c.sql`
+      SELECT w.id, w.account_id, w.chain, w.address, w.custody, w.secret_sealed, w.quorum_id, w.policy_id,
+        p.state AS policy_state, p.rules::text AS policy_rules`
+
+const policyOfRow = (c: LocalContext, row: WalletPolicyRow) =>
+  c.policyFrom(row.policy_state === null || row.policy_rules === null ? undefined : { state: row.policy_state, rules: row.policy_rules })
+
+/** The wallet's row and its policy's in one statement (the policy's columns null: none, `default_deny`). */
 const loadWalletAndPolicy = (c: LocalContext, providerWalletId: string) =>
   Effect.gen(function* () {
-    const [row] = yield* c.sql<WpRow & { policy_state: PolicyState | null; policy_rules: string | null }>`
-      SELECT w.id, w.account_id, w.chain, w.address, w.custody, w.secret_sealed, w.quorum_id, w.policy_id,
-        p.state AS policy_state, p.rules::text AS policy_rules
-      FROM wp_wallets w LEFT JOIN wp_policies p ON p.id = w.policy_id WHERE w.id = ${providerWalletId}`
+    const [row] = yield* c.sql<WalletPolicyRow>`
+      ${walletAndPolicy(c)} FROM wp_wallets w LEFT JOIN wp_policies p ON p.id = w.policy_id WHERE w.id = ${providerWalletId}`
     if (row === undefined) return yield* new WalletProviderError({ reason: "not_found", message: "no such provider wallet" })
-    const policy = c.policyFrom(row.policy_state === null || row.policy_rules === null ? undefined : { state: row.policy_state, rules: row.policy_rules })
-    return { row, policy }
+    return row
   })
 
-/** Signs under the wallet's policy (the key unsealed for this call only). */
-const signUnderPolicy = (c: LocalContext, providerWalletId: string, transaction: Uint8Array) =>
+/** The refusal of an embedded wallet's agent use on `chain` (none, never approved, revoked), or undefined: delegated. */
+const delegationRefusal = (row: { readonly delegation: DelegationState | null } | undefined, chain: WalletChain): WalletProviderError | undefined => {
+  if (row === undefined) return new WalletProviderError({ reason: "not_embedded", message: `no embedded ${chain} wallet on this account` })
+  if (row.delegation === null) return new WalletProviderError({ reason: "not_delegated", message: `agent access to the embedded ${chain} wallet was never approved` })
+  if (row.delegation === "revoked") return new WalletProviderError({ reason: "delegation_revoked", message: `agent access to the embedded ${chain} wallet is revoked` })
+  return undefined
+}
+
+/**
+ * The account's embedded wallet on `chain`, its delegation and its policy in one statement: what
+ * `signWithEmbedded` checks before it signs (the delegation read on every signature, as ever).
+ */
+const loadEmbeddedForSigning = (c: LocalContext, accountId: string, chain: WalletChain) =>
   Effect.gen(function* () {
-    const { row, policy } = yield* loadWalletAndPolicy(c, providerWalletId)
+    const [row] = yield* c.sql<WalletPolicyRow & { delegation: DelegationState | null }>`
+      ${walletAndPolicy(c)}, d.state AS delegation
+      FROM wp_wallets w LEFT JOIN wp_delegations d ON d.account_id = w.account_id AND d.chain = w.chain
+        LEFT JOIN wp_policies p ON p.id = w.policy_id
+      WHERE w.account_id = ${accountId} AND w.chain = ${chain} AND w.custody = 'embedded'`
+    const refused = delegationRefusal(row, chain)
+    if (refused !== undefined) return yield* refused
+    return row!
+  })
+
+/** Signs with the wallet's row under its policy (the key unsealed for this call only). */
+const signRow = (c: LocalContext, row: WalletPolicyRow, transaction: Uint8Array) =>
+  Effect.gen(function* () {
+    const policy = policyOfRow(c, row)
     if (policy.state !== "active") {
       return yield* new WalletProviderError({
         reason: "policy_denied",
@@ -214,7 +245,15 @@ const signUnderPolicy = (c: LocalContext, providerWalletId: string, transaction:
     return yield* (row.chain === "solana" ? signSolana(row.address, secret, transaction) : signEvm(secret, transaction)).pipe(
       Effect.ensuring(Effect.sync(() => secret.fill(0)))
     )
-  }).pipe(Effect.withSpan("WalletProvider.sign"))
+  })
+
+/** Signs under the wallet's policy (the key unsealed for this call only). */
+const signUnderPolicy = (c: LocalContext, providerWalletId: string, transaction: Uint8Array) =>
+  Effect.flatMap(loadWalletAndPolicy(c, providerWalletId), (row) => signRow(c, row, transaction)).pipe(Effect.withSpan("WalletProvider.sign"))
+
+/** Signs with the account's embedded wallet: delegated (read now), then under its policy; one statement reads all three. */
+const signEmbeddedUnderPolicy = (c: LocalContext, accountId: string, chain: WalletChain, transaction: Uint8Array) =>
+  Effect.flatMap(loadEmbeddedForSigning(c, accountId, chain), (row) => signRow(c, row, transaction)).pipe(Effect.withSpan("WalletProvider.sign"))
 
 export const makeLocal = (options: LocalWalletProviderOptions) =>
   Effect.gen(function* () {
@@ -255,16 +294,9 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
     const resolveDelegation = (accountId: string, chain: WalletChain) =>
       Effect.gen(function* () {
         const [row] = yield* embeddedOn(c, accountId, chain)
-        if (row === undefined) {
-          return yield* new WalletProviderError({ reason: "not_embedded", message: `no embedded ${chain} wallet on this account` })
-        }
-        if (row.delegation === null) {
-          return yield* new WalletProviderError({ reason: "not_delegated", message: `agent access to the embedded ${chain} wallet was never approved` })
-        }
-        if (row.delegation === "revoked") {
-          return yield* new WalletProviderError({ reason: "delegation_revoked", message: `agent access to the embedded ${chain} wallet is revoked` })
-        }
-        return toEmbedded(row)
+        const refused = delegationRefusal(row, chain)
+        if (refused !== undefined) return yield* refused
+        return toEmbedded(row!)
       })
 
     const service: WalletProviderShape = {
@@ -281,8 +313,7 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
             ON CONFLICT (account_id, chain) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`
         }),
       resolveDelegation,
-      signWithEmbedded: (accountId, chain, transaction) =>
-        Effect.flatMap(resolveDelegation(accountId, chain), (w) => sign(w.providerWalletId, transaction)),
+      signWithEmbedded: (accountId, chain, transaction) => signEmbeddedUnderPolicy(c, accountId, chain, transaction),
       linkChallenge,
       verifyOwnership,
       registerSignerQuorum: policies.registerSignerQuorum,
