@@ -14,12 +14,11 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AgentLaunches } from "../../actors/AgentLaunches.js"
 import * as Database from "../../src/db/Database.js"
-import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import { USAGE_SINCE_MS } from "../../src/services/keys/KeyRules.js"
 import { attribute, confirmedWrites } from "../../src/services/launch/internal/LaunchRecords.js"
 import type { LaunchRecord } from "../../src/services/launch/LaunchLedger.js"
 import { clockAt } from "../support/clock.js"
-import { swapKey } from "../support/tradeRows.js"
+import { seedSwapAccount } from "../support/tradeRows.js"
 
 const ACCOUNT = `acct-launch-records-${process.pid}`
 const KEY = `kid-launch-records-${process.pid}`
@@ -78,10 +77,7 @@ const state = (mint: string) =>
 beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
   sql = await Effect.runPromise(Effect.provide(SqlClient.SqlClient, await Effect.runPromise(Layer.buildWithScope(Database.layerTest, scope))))
-  await run(sql`INSERT INTO accounts (id, plan, referral_code) VALUES (${ACCOUNT}, 'max', 'LRECORDS')`)
-  await run(sql`INSERT INTO webhook_endpoints (id, account_id, url, events, secret_sealed, secret_prefix, status, created_at)
-    VALUES ('wh-launch-records', ${ACCOUNT}, 'https://example.com/hook', '["launch.confirmed"]'::jsonb, 'x', 'x', 'active', now())`)
-  await run(insertKey(swapKey({ id: KEY, prefix: "cs_lrecords", accountId: ACCOUNT }), Date.now()))
+  await run(seedSwapAccount({ accountId: ACCOUNT, referralCode: "LRECORDS", keyId: KEY, keyPrefix: "cs_lrecords", hookId: "wh-launch-records", event: "launch.confirmed" }))
 }, 60_000)
 
 afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))

@@ -18,12 +18,11 @@ import { Cause, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Database from "../../src/db/Database.js"
 import { makeRowLeases, RowLeaseLost } from "../../src/db/RowLease.js"
-import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import { book, reservationState } from "../../src/services/spend/SpendStore.js"
 import { TRADE_LEASE_KIND, tradeLeaseKey } from "../../src/services/trade/TradeAttempt.js"
 import { makeTradeStore, type TradeRow, tradeReservationId } from "../../src/services/trade/TradeStore.js"
 import { clockAt } from "../support/clock.js"
-import { swapKey, tradeRow } from "../support/tradeRows.js"
+import { seedSwapAccount, tradeRow } from "../support/tradeRows.js"
 
 const ACCOUNT = `acct-one-statement-${process.pid}`
 const KEY = `kid-one-statement-${process.pid}`
@@ -57,15 +56,7 @@ const written = () =>
 beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
   sql = await Effect.runPromise(Effect.provide(SqlClient.SqlClient, await Effect.runPromise(Layer.buildWithScope(Database.layerTest, scope))))
-  await run(sql`INSERT INTO accounts (id, plan, referral_code) VALUES (${ACCOUNT}, 'max', 'ONESTMT')`)
-  await run(sql`INSERT INTO webhook_endpoints (id, account_id, url, events, secret_sealed, secret_prefix, status, created_at)
-    VALUES ('wh-one-statement', ${ACCOUNT}, 'https://example.com/hook', '["trade.executed"]'::jsonb, 'x', 'x', 'active', now())`)
-  await run(
-    insertKey(
-      swapKey({ id: KEY, prefix: "cs_onestmt", accountId: ACCOUNT }),
-      Date.now()
-    )
-  )
+  await run(seedSwapAccount({ accountId: ACCOUNT, referralCode: "ONESTMT", keyId: KEY, keyPrefix: "cs_onestmt", hookId: "wh-one-statement", event: "trade.executed" }))
 }, 60_000)
 
 afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))

@@ -1,9 +1,13 @@
 /**
  * Rows the trade-rail store tests write straight through the stores: an agent key (`insertKey`'s
  * input, a production `swap:write` key with no limits unless overridden) and a trade row (a Solana
- * curve buy of 0.001 SOL, 0.25 % fee, `sending` unless overridden).
+ * curve buy of 0.001 SOL, 0.25 % fee, `sending` unless overridden), and a Max account with that key
+ * and one active webhook endpoint (`seedSwapAccount`).
  */
-import type { NewKey } from "../../src/services/keys/KeyRepository.js"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import { insertKey, type NewKey } from "../../src/services/keys/KeyRepository.js"
 import type { TradeRow } from "../../src/services/trade/TradeStore.js"
 
 /** A production `swap:write` key of `accountId`: 60 requests a minute, no txLimit, the embedded wallet allowed. */
@@ -22,6 +26,27 @@ export const swapKey = (k: Pick<NewKey, "id" | "prefix" | "accountId"> & Partial
   provisionedBy: null,
   ...k
 })
+
+/** A Max account (`referralCode`) with its `swap:write` key (`swapKey`) and an active webhook endpoint `hookId` for `event`. */
+export const seedSwapAccount = (a: {
+  readonly accountId: string
+  readonly referralCode: string
+  readonly keyId: string
+  readonly keyPrefix: string
+  readonly hookId: string
+  readonly event: string
+}): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all(
+      [
+        sql`INSERT INTO accounts (id, plan, referral_code) VALUES (${a.accountId}, 'max', ${a.referralCode})`,
+        sql`INSERT INTO webhook_endpoints (id, account_id, url, events, secret_sealed, secret_prefix, status, created_at)
+          VALUES (${a.hookId}, ${a.accountId}, 'https://example.com/hook', ${JSON.stringify([a.event])}::jsonb, 'x', 'x', 'active', now())`,
+        insertKey(swapKey({ id: a.keyId, prefix: a.keyPrefix, accountId: a.accountId }), Date.now())
+      ],
+      { discard: true }
+    )
+  )
 
 /** A trade row of `accountId`: a Solana curve buy paid by the embedded wallet, `sending`, its signature `sig-<id>`. */
 export const tradeRow = (accountId: string, clientTradeId: string, o: Partial<TradeRow> = {}): TradeRow => ({

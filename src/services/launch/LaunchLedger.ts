@@ -24,7 +24,6 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type * as Statement from "@effect/sql/Statement"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import type { Chain } from "../../domain/Chain.js"
 import type { Plan } from "../../domain/Plans.js"
@@ -44,7 +43,8 @@ import {
   slotsUsed,
   takeSlot,
   updateRow,
-  updateRowFenced
+  updateRowFenced,
+  type LedgerFence
 } from "./internal/ledgerSql.js"
 import {
   type LaunchPath,
@@ -59,7 +59,7 @@ import {
 } from "./LaunchLedgerMachine.js"
 import * as Database from "../../db/Database.js"
 
-export type { LaunchRecord, LaunchRef } from "./internal/ledgerSql.js"
+export type { LaunchRecord, LaunchRef, LedgerFence } from "./internal/ledgerSql.js"
 
 /** Self-signed builds expired per sweep (the rest go at the next `/build`). */
 export const sweepBatchMax = 100
@@ -127,18 +127,6 @@ export type AdmissionPreview = { readonly _tag: "WouldAccept"; readonly fresh: b
 
 /** The caller's own writes for a settled attempt, run in the ledger's transaction. */
 export type Also<E = never> = (record: LaunchRecord) => Effect.Effect<void, SqlError | E, SqlClient.SqlClient>
-
-/**
- * The lease a transition is made under (`RowLeases.renewal` and `fenced` of the row's lease): its
- * renewal rides in the statement that writes the ledger row (one round trip), and a lease found
- * lost dies with `RowLeaseLost` (`lost`), rolling the transaction back with the caller's `Also`:
- * a process that no longer owns the row writes nothing, as `RowLeases.fenceIn` would have it.
- */
-export interface LedgerFence {
-  readonly renewal: Statement.Fragment
-  /** Nothing when the lease held; otherwise dies (`RowLeases.fenced`). */
-  readonly check: (held: boolean) => Effect.Effect<void>
-}
 
 export interface LaunchLedgerShape {
   /**
@@ -286,8 +274,7 @@ const transition = <E = never>(ref: LaunchRef, event: (nowMs: number) => LedgerE
         yield* applySlots(ref.accountId, outputs, 0, nowMs)
         const record = withRow(current, next)
         if (record === current) return record
-        if (fence === undefined) yield* updateRow(record)
-        else yield* fence.check(yield* updateRowFenced(record, fence.renewal))
+        yield* fence === undefined ? updateRow(record) : updateRowFenced(record, fence)
         if (also !== undefined) yield* also(record)
         return record
       })

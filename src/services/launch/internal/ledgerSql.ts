@@ -146,17 +146,25 @@ export const updateRow = (r: LaunchRecord): Effect.Effect<void, SqlError, SqlCli
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql`${updateStatement(sql, r)}`).pipe(Effect.asVoid)
 
 /**
- * `updateRow` with a lease's renewal (`RowLeases.renewal`) as the statement's first CTE, the update
- * gated on it: one round trip for both. Whether the lease held (not: nothing was written, and the
- * caller dies, rolling its transaction back).
+ * The lease a transition is made under (`RowLeases.renewal` and `fenced` of the row's lease): its
+ * renewal rides in the statement that writes the ledger row (`updateRowFenced`), and a lease found
+ * lost dies with `RowLeaseLost` (`check`), rolling the transaction back with the caller's `Also`:
+ * a process that no longer owns the row writes nothing, as `RowLeases.fenceIn` would have it.
  */
-export const updateRowFenced = (r: LaunchRecord, renewal: Statement.Fragment): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
+export interface LedgerFence {
+  readonly renewal: Statement.Fragment
+  /** Nothing when the lease held; otherwise dies (`RowLeases.fenced`). */
+  readonly check: (held: boolean) => Effect.Effect<void>
+}
+
+/** `updateRow` with the fence's renewal as the statement's first CTE, the update gated on it: one round trip for both, then the fence's check. */
+export const updateRowFenced = (r: LaunchRecord, fence: LedgerFence): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
   Effect.flatMap(
     SqlClient.SqlClient,
     (sql) => sql<{ held: boolean }>`
-      WITH lease AS (${renewal}), moved AS (${updateStatement(sql, r, "lease")})
+      WITH lease AS (${fence.renewal}), moved AS (${updateStatement(sql, r, "lease")})
       SELECT EXISTS (SELECT 1 FROM lease) AS held`
-  ).pipe(Effect.map((rows) => rows[0]?.held === true))
+  ).pipe(Effect.flatMap((rows) => fence.check(rows[0]?.held === true)))
 
 /** Rows of `path` in flight, oldest attempt first (crash recovery; the partial index `launch_ledger_in_flight`). */
 export const selectInFlight = (path: LaunchPath, limit: number): Effect.Effect<ReadonlyArray<LaunchRecord>, SqlError, SqlClient.SqlClient> =>
